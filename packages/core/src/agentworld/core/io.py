@@ -1,0 +1,110 @@
+"""Trajectory datasets through fsspec URLs (local paths, ``memory://``, ``s3://``, ...).
+
+Writes are atomic: records go to a temporary sibling file which is renamed
+over the target only after the last record is written, so a failure never
+leaves a half-written dataset behind. Reads validate every line and report
+the file and 1-based line number of the first bad one.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+import fsspec
+from pydantic import BaseModel, ValidationError
+
+from agentworld.core.types import Episode
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class DatasetError(ValueError):
+    """A dataset line that is not valid JSON or does not match the schema."""
+
+    def __init__(self, url: str, line: int, reason: str):
+        self.url, self.line = url, line
+        super().__init__(f"{url}, line {line}: {reason}")
+
+
+def write_jsonl(url: str, records: Iterable[BaseModel | dict[str, Any]]) -> int:
+    """Atomically write records, one JSON object per line.
+
+    Args:
+        url: Target fsspec URL; parent directories are created.
+        records: Pydantic models or plain dicts.
+
+    Returns:
+        Number of records written.
+    """
+    fs, path = fsspec.core.url_to_fs(url)
+    parent = path.rsplit("/", 1)[0] if "/" in path else ""
+    if parent:
+        fs.makedirs(parent, exist_ok=True)
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    count = 0
+    try:
+        with fs.open(tmp, "w", encoding="utf-8") as f:
+            for record in records:
+                data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+                f.write(json.dumps(data, ensure_ascii=False) + "\n")
+                count += 1
+        fs.mv(tmp, path)
+    except BaseException:
+        if fs.exists(tmp):
+            fs.rm(tmp)
+        raise
+    return count
+
+
+def iter_jsonl(url: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line.
+
+    Raises:
+        DatasetError: a line is not a JSON object.
+        FileNotFoundError: ``url`` does not exist.
+    """
+    with fsspec.open(url, "r", encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DatasetError(url, number, f"invalid JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(data, dict):
+                raise DatasetError(url, number, f"expected a JSON object, got {type(data).__name__}")
+            yield number, data
+
+
+def read_models(url: str, model: type[M]) -> list[M]:
+    """Read and validate every line of ``url`` as ``model``.
+
+    Raises:
+        DatasetError: naming the file and line of the first invalid record.
+    """
+    out = []
+    for number, data in iter_jsonl(url):
+        try:
+            out.append(model.model_validate(data))
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "record"
+            raise DatasetError(url, number, f"{model.__name__} field {where}: {first['msg']}") from None
+    return out
+
+
+def write_episodes(url: str, episodes: Iterable[Episode]) -> int:
+    """Atomically write episodes as JSONL. Returns the number written."""
+    return write_jsonl(url, episodes)
+
+
+def read_episodes(url: str) -> list[Episode]:
+    """Read episodes from JSONL.
+
+    Raises:
+        DatasetError: naming the file and line of the first invalid episode.
+    """
+    return read_models(url, Episode)

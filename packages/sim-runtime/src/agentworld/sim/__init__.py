@@ -1,0 +1,1 @@
+"""agentworld package."""

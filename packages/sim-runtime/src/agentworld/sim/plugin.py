@@ -1,0 +1,1 @@
+"""Plugin entry point (filled in by the package)."""
