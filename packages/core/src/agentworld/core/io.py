@@ -29,6 +29,27 @@ class DatasetError(ValueError):
         super().__init__(f"{url}, line {line}: {reason}")
 
 
+def _parent_dirs(fs: fsspec.AbstractFileSystem, path: str) -> None:
+    parent = path.rsplit("/", 1)[0] if "/" in path else ""
+    if parent:
+        fs.makedirs(parent, exist_ok=True)
+
+
+def atomic_write_text(url: str, text: str) -> None:
+    """Write ``text`` to ``url`` through a temporary sibling file renamed into place."""
+    fs, path = fsspec.core.url_to_fs(url)
+    _parent_dirs(fs, path)
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        with fs.open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        fs.mv(tmp, path)
+    except BaseException:
+        if fs.exists(tmp):
+            fs.rm(tmp)
+        raise
+
+
 def write_jsonl(url: str, records: Iterable[BaseModel | dict[str, Any]]) -> int:
     """Atomically write records, one JSON object per line.
 
@@ -40,9 +61,7 @@ def write_jsonl(url: str, records: Iterable[BaseModel | dict[str, Any]]) -> int:
         Number of records written.
     """
     fs, path = fsspec.core.url_to_fs(url)
-    parent = path.rsplit("/", 1)[0] if "/" in path else ""
-    if parent:
-        fs.makedirs(parent, exist_ok=True)
+    _parent_dirs(fs, path)
     tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
     count = 0
     try:

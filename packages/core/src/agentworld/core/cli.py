@@ -1,0 +1,221 @@
+"""The ``agentworld`` command line (typer + rich).
+
+Sub-commands find domains, trainers, backends and rewards by plugin name;
+plugins may add their own sub-commands through the ``register_commands`` hook.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentworld.core import plugins
+
+app = typer.Typer(
+    name="agentworld",
+    help="Train language world models of agent environments and serve them as RL simulators.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+
+RunDir = Annotated[str, typer.Option("--run-dir", help="Run directory (local path or fsspec URL).")]
+Seed = Annotated[int, typer.Option(help="Random seed.")]
+
+
+def _parse_sets(values: list[str] | None) -> dict[str, Any]:
+    """``["lr=1e-3", "lora=true"]`` -> ``{"lr": 0.001, "lora": True}`` (TOML value syntax)."""
+    import tomllib
+
+    out: dict[str, Any] = {}
+    for item in values or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
+        try:
+            out[key] = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key] = raw
+    return out
+
+
+@app.command("plugins")
+def plugins_cmd() -> None:
+    """List installed plugins and the hooks each implements."""
+    table = Table(title="agentworld plugins")
+    for column in ("name", "package", "version", "hooks"):
+        table.add_column(column)
+    for row in plugins.plugin_table():
+        table.add_row(row["name"], row["package"], row["version"], ", ".join(row["hooks"]))
+    console.print(table)
+    for kind in plugins.KINDS:
+        console.print(f"{kind.replace('_', ' ')}: {', '.join(plugins.names(kind)) or '-'}")
+
+
+@app.command("domains")
+def domains_cmd() -> None:
+    """List installed domains with their environment facts (sandbox in use, versions)."""
+    table = Table(title="agentworld domains")
+    for column in ("domain", "version", "plugin", "environment"):
+        table.add_column(column, overflow="fold")
+    for name in plugins.names("domain"):
+        domain = plugins.get_domain(name)
+        try:
+            facts = "; ".join(f"{k}: {v}" for k, v in domain.describe().items())
+        except Exception as e:  # a domain that cannot run here still lists
+            facts = f"unavailable: {e}"
+        table.add_row(name, domain.version, plugins.owner("domain", name), facts)
+    console.print(table)
+
+
+@app.command("collect")
+def collect_cmd(
+    out: Annotated[str, typer.Option(help="Output JSONL URL for all episodes, e.g. runs/x/episodes.jsonl.")],
+    domain: Annotated[str, typer.Option(help="Domain plugin name.")] = "terminal",
+    episodes: Annotated[int, typer.Option(min=1, help="Number of episodes.")] = 100,
+    policy: Annotated[list[str] | None, typer.Option(
+        help="Policy weight as NAME=WEIGHT; repeatable. Default scripted=1 random=1.")] = None,
+    max_steps: Annotated[int, typer.Option(min=1, help="Steps per episode at most.")] = 12,
+    workers: Annotated[int, typer.Option(min=1, help="Environments run in parallel.")] = 2,
+    seed: Seed = 0,
+) -> None:
+    """Collect real episodes from a domain's real environment into JSONL."""
+    from agentworld.core.collect import collect
+    from agentworld.core.io import write_episodes
+    from agentworld.core.pipeline import progress_bar
+
+    mix = {k: float(v) for k, v in _parse_sets(policy).items()} if policy else {"scripted": 1.0, "random": 1.0}
+    env_domain = plugins.get_domain(domain)
+    with progress_bar(console) as bar:
+        task = bar.add_task(f"collect {domain}", total=episodes)
+        result = collect(env_domain, episodes, policies=mix, seed=seed, max_steps=max_steps,
+                         workers=workers, progress=lambda k: bar.advance(task, k))
+    write_episodes(out, result)
+    console.print(f"wrote {len(result)} episodes ({sum(len(e.steps) for e in result)} transitions) -> {out}")
+
+
+@app.command("train")
+def train_cmd(
+    stage: Annotated[str, typer.Argument(help="Training stage (trainer plugin name), e.g. cpt or sft.")],
+    data: Annotated[str, typer.Option(help="Training episodes (JSONL URL).")],
+    model: Annotated[str, typer.Option(help="Model preset name or checkpoint directory.")],
+    output_dir: Annotated[str, typer.Option(help="Where the checkpoint is written.")],
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Trainer option KEY=VALUE; repeatable.")] = None,
+    seed: Seed = 0,
+) -> None:
+    """Train a world model with one stage (cpt, sft, ...) on collected episodes."""
+    from agentworld.core.io import read_episodes
+
+    trainer = plugins.get_trainer(stage)
+    options = {"model": model, "output_dir": output_dir, "seed": seed, **_parse_sets(set_)}
+    path = trainer.train(read_episodes(data), options)
+    console.print(f"{stage} checkpoint -> {path}")
+
+
+@app.command("eval")
+def eval_cmd(
+    data: Annotated[str, typer.Option(help="Held-out episodes (JSONL URL).")],
+    model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
+    out: Annotated[str, typer.Option(help="Directory for metrics.json, report.md, fidelity.png.")],
+    domain: Annotated[str, typer.Option(help="Domain plugin name (its scorer and action types).")] = "terminal",
+    backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
+    max_transitions: Annotated[int, typer.Option(min=1, help="Transitions evaluated at most.")] = 400,
+) -> None:
+    """Measure next-observation fidelity of a world model against the baselines."""
+    from agentworld.core.config import EvalConfig
+    from agentworld.core.pipeline import RunState, run_eval
+
+    state = RunState(dir=out.rstrip("/"), seed=0, domain=domain, checkpoint=model, heldout_url=data)
+    cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions)
+    paths = run_eval(cfg, state, console)
+    console.print("report: " + ", ".join(paths.values()))
+
+
+@app.command("simulate")
+def simulate_cmd(
+    model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
+    domain: Annotated[str, typer.Option(help="Domain plugin name (system prompt, tasks).")] = "terminal",
+    backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
+    task_seed: Annotated[int, typer.Option(help="Seed of the domain task to simulate.")] = 0,
+) -> None:
+    """Interactive simulated environment: type an action, see the predicted observation (Ctrl-D quits)."""
+    env_domain = plugins.get_domain(domain)
+    task = env_domain.tasks().sample(1, seed=task_seed)[0]
+    sim = plugins.get_sim_backend(backend)
+    env = sim.make_env(sim.load(model), domain=env_domain)
+    real = env_domain.make_env()
+    try:
+        initial, _ = real.reset(seed=task_seed, options={"task": task})
+    finally:
+        real.close()
+    obs, _ = env.reset(options={"task": task, "system_prompt": env_domain.system_prompt(task),
+                                "initial_observation": initial.text})
+    console.print(f"[bold]task:[/bold] {task.instruction}\n(simulated; Ctrl-D to quit)")
+    sys.stdout.write(obs)
+    sys.stdout.flush()
+    for line in sys.stdin:
+        obs, _, terminated, truncated, info = env.step(line.rstrip("\n"))
+        sys.stdout.write(obs if info.get("parsed", True) else f"[unparsed answer] {info.get('raw', '')}\n")
+        sys.stdout.flush()
+        if terminated or truncated:
+            console.print("\n[episode ended]")
+            break
+
+
+@app.command("run")
+def run_cmd(
+    pipeline: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Pipeline TOML file.")],
+    run_dir: Annotated[str | None, typer.Option("--run-dir", help="Override [run].dir.")] = None,
+) -> None:
+    """Run the stages composed in a pipeline file (collect, cpt, sft, eval, simulate)."""
+    from agentworld.core.config import load_config
+    from agentworld.core.pipeline import run_pipeline
+
+    config = load_config(pipeline)
+    if run_dir:
+        config.run.dir = run_dir
+    _finish(run_pipeline(config, console))
+
+
+@app.command("quickstart")
+def quickstart_cmd(
+    run_dir: RunDir = "runs/quickstart",
+    episodes: Annotated[int | None, typer.Option(min=10, help="Override the number of collected episodes.")] = None,
+    time_scale: Annotated[float, typer.Option(min=0.01, help="Multiply the training time budgets.")] = 1.0,
+) -> None:
+    """The main job on its embedded default: collect -> cpt -> sft -> eval -> simulate (terminal)."""
+    from agentworld.core.config import quickstart_config
+    from agentworld.core.pipeline import run_pipeline
+
+    config = quickstart_config()
+    config.run.dir = run_dir
+    if episodes and config.collect:
+        config.collect.episodes = episodes
+    for stage in (config.cpt, config.sft):
+        if stage is not None and getattr(stage, "time_budget_s", None):
+            stage.time_budget_s = stage.time_budget_s * time_scale
+    _finish(run_pipeline(config, console))
+
+
+def _finish(state: Any) -> None:
+    console.rule("done")
+    console.print(f"run directory: {state.dir}")
+    for name in ("report.md", "metrics.json", "fidelity.png", "replay.md"):
+        console.print(f"  {state.dir}/{name}")
+    console.print(f"stage timings (s): {state.timings_s}")
+
+
+def main() -> None:
+    """Console-script entry point: loads plugins, lets them add commands, runs the app."""
+    plugins.load_plugins().hook.register_commands(cli=app)
+    try:
+        app()
+    except (plugins.UnknownPluginError, ValueError, FileNotFoundError) as e:
+        console.print(f"[red]error:[/red] {e}")
+        sys.exit(2)

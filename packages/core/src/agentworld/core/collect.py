@@ -1,0 +1,112 @@
+"""Collecting real episodes: run collection policies in a domain's real environment."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from agentworld.core.protocols import Domain
+from agentworld.core.types import Action, Episode, Observation, Step, Task
+
+
+def assign_policies(n: int, mix: dict[str, float], seed: int) -> list[str]:
+    """Policy name for each of ``n`` episodes, in proportion to ``mix`` weights, shuffled by ``seed``.
+
+    Raises:
+        ValueError: ``mix`` is empty or has a negative or all-zero weight.
+    """
+    if not mix or any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
+        raise ValueError(f"policy mix needs non-negative weights with a positive sum, got {mix}")
+    total = sum(mix.values())
+    names: list[str] = []
+    for name, weight in mix.items():
+        names += [name] * round(n * weight / total)
+    names = (names + [max(mix, key=mix.get)] * n)[:n]
+    random.Random(seed).shuffle(names)
+    return names
+
+
+def run_episode(domain: Domain, env: Any, task: Task | None, policy: Any, *, seed: int,
+                max_steps: int) -> Episode:
+    """Roll out ``policy`` in a real ``env`` for at most ``max_steps`` steps and return the episode."""
+    if hasattr(policy, "reset"):
+        policy.reset(seed)
+    observation, _ = env.reset(seed=seed, options={"task": task} if task else None)
+    history: list[Observation | Action] = [observation]
+    steps: list[Step] = []
+    for _ in range(max_steps):
+        action = policy.act(task, history)
+        if action is None:
+            break
+        observation, reward, terminated, truncated, info = env.step(action)
+        steps.append(Step(action=action, observation=observation, reward=float(reward),
+                          terminated=bool(terminated), truncated=bool(truncated), info=dict(info)))
+        history += [action, observation]
+        if terminated or truncated:
+            break
+    return Episode(
+        domain=domain.name,
+        task=task,
+        system_prompt=domain.system_prompt(task),
+        initial_observation=history[0],
+        steps=steps,
+        metadata={"env_version": domain.version, "policy": policy.name, "seed": seed,
+                  "source": "real"},
+    )
+
+
+def collect(domain: Domain, n: int, *, policies: dict[str, float], seed: int = 0,
+            max_steps: int = 12, workers: int = 2,
+            progress: Callable[[int], None] | None = None) -> list[Episode]:
+    """Collect ``n`` real episodes, ``workers`` environments in parallel (threads).
+
+    Episode ``i`` uses task ``i`` of ``domain.tasks().sample(n, seed=seed)``,
+    the policy assigned by :func:`assign_policies` and seed ``seed + i``, so
+    the result does not depend on ``workers``.
+
+    Args:
+        progress: called with 1 after each finished episode.
+
+    Returns:
+        ``n`` episodes in task order.
+
+    Raises:
+        KeyError: a policy name in ``policies`` is not provided by the domain.
+    """
+    available = domain.policies()
+    unknown = [p for p in policies if p not in available]
+    if unknown:
+        raise KeyError(f"domain {domain.name!r} has no policy {unknown}; valid: {sorted(available)}")
+    tasks = domain.tasks().sample(n, seed=seed)
+    names = assign_policies(n, policies, seed)
+
+    def work(indices: list[int]) -> list[tuple[int, Episode]]:
+        env = domain.make_env()
+        out = []
+        try:
+            for i in indices:
+                policy = domain.policies()[names[i]]
+                out.append((i, run_episode(domain, env, tasks[i], policy, seed=seed + i,
+                                           max_steps=max_steps)))
+                if progress:
+                    progress(1)
+        finally:
+            env.close()
+        return out
+
+    shards = [list(range(w, n, workers)) for w in range(workers)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = [pair for part in pool.map(work, shards) for pair in part]
+    return [episode for _, episode in sorted(results, key=lambda pair: pair[0])]
+
+
+def split(episodes: list[Episode], heldout_fraction: float, seed: int) -> tuple[list[Episode], list[Episode]]:
+    """Split by episode (never by transition) into (train, held-out), shuffled by ``seed``."""
+    order = list(range(len(episodes)))
+    random.Random(seed).shuffle(order)
+    k = max(1, round(len(episodes) * heldout_fraction))
+    held = set(order[:k])
+    return ([e for i, e in enumerate(episodes) if i not in held],
+            [e for i, e in enumerate(episodes) if i in held])

@@ -1,0 +1,131 @@
+"""Pipeline configuration (pydantic), read from TOML.
+
+A pipeline file has a ``[run]`` table and one table per stage to run, in the
+fixed order :data:`STAGES`. Each stage names the plugin that implements it
+(``trainer = "cpt"``, ``backend = "hf"``, ``rewards = [...]``); options the
+core does not know are passed through to that plugin unchanged.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+STAGES = ("collect", "cpt", "sft", "eval", "simulate")
+
+
+class RunConfig(BaseModel):
+    """``[run]``: where outputs go and the global seed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dir: str = "runs/default"
+    seed: int = 0
+    domain: str = "terminal"
+
+
+class CollectConfig(BaseModel):
+    """``[collect]``: real-environment episode collection."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episodes: int = Field(400, ge=1)
+    policies: dict[str, float] = Field(default_factory=lambda: {"scripted": 0.5, "random": 0.5})
+    max_steps: int = Field(12, ge=1)
+    heldout_fraction: float = Field(0.2, gt=0, lt=1)
+    workers: int = Field(2, ge=1)
+
+
+class TrainStageConfig(BaseModel):
+    """``[cpt]`` / ``[sft]``: a training stage; unknown keys go to the trainer plugin."""
+
+    model_config = ConfigDict(extra="allow")
+
+    trainer: str | None = None
+    model: str | None = None
+
+    def options(self) -> dict[str, Any]:
+        """Options for the trainer plugin (everything but ``trainer``, ``None`` dropped)."""
+        data = self.model_dump(exclude={"trainer"})
+        return {k: v for k, v in data.items() if v is not None}
+
+
+class EvalConfig(BaseModel):
+    """``[eval]``: next-observation fidelity on held-out real transitions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str = "hf"
+    model: str | None = None
+    baselines: list[str] = Field(default_factory=lambda: ["copy-previous", "empty"])
+    rewards: list[str] = Field(default_factory=lambda: ["exact_match", "edit_similarity", "domain"])
+    max_transitions: int = Field(400, ge=1)
+    batch_size: int = Field(32, ge=1)
+
+
+class SimulateConfig(BaseModel):
+    """``[simulate]``: replay held-out episodes' actions in the simulator beside the real ones."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str = "hf"
+    model: str | None = None
+    episodes: int = Field(3, ge=1)
+    max_steps: int = Field(6, ge=1)
+
+
+class PipelineConfig(BaseModel):
+    """A whole pipeline: ``[run]`` plus any of the stage tables."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run: RunConfig = Field(default_factory=RunConfig)
+    collect: CollectConfig | None = None
+    cpt: TrainStageConfig | None = None
+    sft: TrainStageConfig | None = None
+    eval: EvalConfig | None = None
+    simulate: SimulateConfig | None = None
+
+    def stages(self) -> list[str]:
+        """Names of the stages present, in pipeline order."""
+        return [s for s in STAGES if getattr(self, s) is not None]
+
+
+class ConfigError(ValueError):
+    """An invalid pipeline file; the message names the file and the field."""
+
+
+def parse_config(text: str, source: str = "<string>") -> PipelineConfig:
+    """Parse pipeline TOML text.
+
+    Raises:
+        ConfigError: invalid TOML or an invalid field (named with its table path).
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{source}: invalid TOML: {e}") from None
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as e:
+        problems = "; ".join(
+            f"[{'.'.join(str(p) for p in err['loc'])}] {err['msg']}" for err in e.errors()
+        )
+        raise ConfigError(f"{source}: {problems} (valid tables: run, {', '.join(STAGES)})") from None
+
+
+def load_config(path: str | Path) -> PipelineConfig:
+    """Read a pipeline TOML file. Raises :class:`ConfigError` or ``FileNotFoundError``."""
+    path = Path(path)
+    return parse_config(path.read_text(encoding="utf-8"), str(path))
+
+
+def quickstart_config() -> PipelineConfig:
+    """The embedded default pipeline run by ``agentworld quickstart``."""
+    from importlib.resources import files
+
+    text = files("agentworld.core").joinpath("quickstart.toml").read_text(encoding="utf-8")
+    return parse_config(text, "quickstart.toml")

@@ -1,0 +1,206 @@
+"""The pipeline runner: stages ``collect -> cpt -> sft -> eval -> simulate``.
+
+Every stage finds its implementation by plugin name (domain, trainer, sim
+backend, rewards) through :mod:`agentworld.core.plugins`; this module
+imports no plugin package. Outputs of a run directory::
+
+    episodes/train.jsonl, episodes/heldout.jsonl   real episodes (JSONL)
+    checkpoints/<stage>/                           Hugging Face checkpoints
+    metrics.json, report.md, fidelity.png          evaluation report
+    replay.md                                      real vs simulated replays
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agentworld.core import plugins
+from agentworld.core.collect import collect, split
+from agentworld.core.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
+from agentworld.core.io import atomic_write_text, read_episodes, write_episodes
+
+
+@dataclass
+class RunState:
+    """What stages hand to each other. ``checkpoint`` is the newest trained model directory."""
+
+    dir: str
+    seed: int
+    domain: str
+    checkpoint: str | None = None
+    train_url: str = ""
+    heldout_url: str = ""
+    timings_s: dict[str, float] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.train_url = self.train_url or f"{self.dir}/episodes/train.jsonl"
+        self.heldout_url = self.heldout_url or f"{self.dir}/episodes/heldout.jsonl"
+
+
+def progress_bar(console: Console) -> Progress:
+    """A rich progress bar with count and elapsed time."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console)
+
+
+def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
+    """Collect real episodes and write the train / held-out split."""
+    domain = plugins.get_domain(state.domain)
+    with progress_bar(console) as bar:
+        task = bar.add_task(f"collect {state.domain}", total=cfg.episodes)
+        episodes = collect(domain, cfg.episodes, policies=cfg.policies, seed=state.seed,
+                           max_steps=cfg.max_steps, workers=cfg.workers,
+                           progress=lambda k: bar.advance(task, k))
+    train, heldout = split(episodes, cfg.heldout_fraction, state.seed)
+    write_episodes(state.train_url, train)
+    write_episodes(state.heldout_url, heldout)
+    state.facts["collect"] = {
+        "episodes": len(episodes),
+        "train_episodes": len(train), "heldout_episodes": len(heldout),
+        "train_transitions": sum(len(e.steps) for e in train),
+        "heldout_transitions": sum(len(e.steps) for e in heldout),
+        "policies": cfg.policies,
+    }
+    console.print(f"collected {len(episodes)} episodes -> {state.train_url}, {state.heldout_url}")
+
+
+def run_train(stage: str, cfg: TrainStageConfig, state: RunState, console: Console) -> str:
+    """Run one training stage; its output checkpoint becomes ``state.checkpoint``."""
+    trainer = plugins.get_trainer(cfg.trainer or stage)
+    options = cfg.options()
+    options.setdefault("output_dir", f"{state.dir}/checkpoints/{stage}")
+    options.setdefault("seed", state.seed)
+    if "model" not in options:
+        if state.checkpoint is None:
+            raise ValueError(f"[{stage}] needs `model` (a preset or checkpoint directory): no earlier stage produced one")
+        options["model"] = state.checkpoint
+    episodes = read_episodes(state.train_url)
+    console.print(f"[bold]{stage}[/bold]: {len(episodes)} training episodes, model {options['model']}")
+    state.checkpoint = trainer.train(episodes, options)
+    console.print(f"{stage} checkpoint -> {state.checkpoint}")
+    return state.checkpoint
+
+
+def _model_path(cfg: EvalConfig | SimulateConfig, state: RunState) -> str:
+    path = cfg.model or state.checkpoint
+    if path is None:
+        raise ValueError("no model to evaluate: set `model` in the stage or run a training stage first")
+    return path
+
+
+def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, str]:
+    """Score the model and the baselines on held-out real transitions; write the report."""
+    from agentworld.core.evaluate import evaluate, transitions
+    from agentworld.core.report import write_report
+
+    domain = _optional_domain(state.domain)
+    items = transitions(read_episodes(state.heldout_url), domain=domain)[: cfg.max_transitions]
+    model_path = _model_path(cfg, state)
+    models = {"model": plugins.get_sim_backend(cfg.backend).load(model_path)}
+    for name in cfg.baselines:
+        models[name] = plugins.get_sim_backend(name).load(None)
+    rewards = {name: plugins.get_reward(name) for name in cfg.rewards}
+    with progress_bar(console) as bar:
+        task = bar.add_task("eval predictions", total=len(items) * len(models))
+        result = evaluate(models, items, rewards, domain=domain, batch_size=cfg.batch_size,
+                          progress=lambda done, total: bar.update(task, completed=done, total=total))
+    state.facts["eval"] = {"model": model_path, "transitions": len(items)}
+    extra = {"facts": state.facts, "timings_s": state.timings_s}
+    paths = write_report(result, state.dir, extra=extra)
+    _print_overall(result, console)
+    return paths
+
+
+def _optional_domain(name: str) -> Any:
+    try:
+        return plugins.get_domain(name)
+    except plugins.UnknownPluginError:
+        return None
+
+
+def _print_overall(result: Any, console: Console) -> None:
+    data = result.model_dump() if hasattr(result, "model_dump") else dict(result)
+    overall = data.get("overall", {})
+    if not overall:
+        return
+    metrics = sorted({m for per_model in overall.values() for m in per_model})
+    table = Table(title="held-out fidelity (mean)")
+    table.add_column("model")
+    for metric in metrics:
+        table.add_column(metric, justify="right")
+    for model, per_metric in overall.items():
+        table.add_row(model, *(f"{_mean(per_metric.get(m)):.3f}" for m in metrics))
+    console.print(table)
+
+
+def _mean(value: Any) -> float:
+    if isinstance(value, dict):
+        return float(value.get("mean", float("nan")))
+    return float(value) if value is not None else float("nan")
+
+
+def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
+    """Replay held-out real episodes' actions in a simulated env; print and save real vs simulated."""
+    backend = plugins.get_sim_backend(cfg.backend)
+    world_model = backend.load(_model_path(cfg, state))
+    domain = _optional_domain(state.domain)
+    env = backend.make_env(world_model, domain=domain, max_steps=cfg.max_steps)
+    lines = ["# Real vs simulated replays", ""]
+    for episode in read_episodes(state.heldout_url)[: cfg.episodes]:
+        obs, _ = env.reset(seed=state.seed, options={
+            "task": episode.task, "system_prompt": episode.system_prompt,
+            "initial_observation": episode.initial_observation.text})
+        table = Table(title=f"episode {episode.id[:8]}: {episode.task.instruction if episode.task else ''}",
+                      show_lines=True)
+        for column in ("action", "real observation", "simulated observation"):
+            table.add_column(column, overflow="fold")
+        lines += [f"## Episode {episode.id}", "", f"Task: {episode.task.instruction if episode.task else '-'}", ""]
+        for step in episode.steps[: cfg.max_steps]:
+            sim_obs, _, terminated, truncated, info = env.step(step.action.text)
+            table.add_row(step.action.text, step.observation.text, sim_obs)
+            mark = "same" if sim_obs == step.observation.text else "differs"
+            lines += [f"### `{step.action.text}` ({mark})", "", "Real:", "```", step.observation.text, "```",
+                      "Simulated:", "```", sim_obs, "```", ""]
+            if terminated or truncated:
+                break
+        console.print(table)
+    env.close()
+    path = f"{state.dir}/replay.md"
+    atomic_write_text(path, "\n".join(lines))
+    return path
+
+
+def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunState:
+    """Run every stage present in ``config`` in order and return the final state.
+
+    Writes ``run.json`` (stages, timings in seconds, facts) into the run directory.
+    """
+    console = console or Console()
+    state = RunState(dir=config.run.dir.rstrip("/"), seed=config.run.seed, domain=config.run.domain)
+    start = time.perf_counter()
+    for stage in config.stages():
+        t0 = time.perf_counter()
+        cfg = getattr(config, stage)
+        console.rule(f"stage: {stage}")
+        if stage == "collect":
+            run_collect(cfg, state, console)
+        elif stage in ("cpt", "sft"):
+            run_train(stage, cfg, state, console)
+        elif stage == "eval":
+            run_eval(cfg, state, console)
+        elif stage == "simulate":
+            run_simulate(cfg, state, console)
+        state.timings_s[stage] = round(time.perf_counter() - t0, 1)
+    state.timings_s["total"] = round(time.perf_counter() - start, 1)
+    atomic_write_text(f"{state.dir}/run.json", json.dumps(
+        {"stages": config.stages(), "timings_s": state.timings_s, "facts": state.facts,
+         "checkpoint": state.checkpoint}, indent=2))
+    return state

@@ -1,0 +1,85 @@
+"""Training a byte-level BPE tokenizer with a ChatML chat template on our corpus.
+
+The tokenizer is what a locally built world model speaks: byte-level BPE (the
+GPT-2 / Qwen scheme, so any text round-trips) trained with the ``tokenizers``
+library, special tokens ``<|endoftext|>`` (eos and pad), ``<|im_start|>`` and
+``<|im_end|>``, and the Qwen ChatML template. The prediction-contract tags
+(``<predicted_observation>`` and friends) are atomic added tokens, one token each.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
+from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, THINK_CLOSE, THINK_OPEN
+
+EOS = "<|endoftext|>"
+IM_START = "<|im_start|>"
+IM_END = "<|im_end|>"
+SPECIAL_TOKENS = [EOS, IM_START, IM_END]
+TAG_TOKENS = [OBS_OPEN, OBS_CLOSE, THINK_OPEN, THINK_CLOSE]
+MIN_VOCAB = 256 + len(SPECIAL_TOKENS) + len(TAG_TOKENS)
+
+CHATML_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+
+
+def train_tokenizer(
+    texts: Iterable[str], vocab_size: int, out_dir: str | os.PathLike[str] | None = None
+) -> PreTrainedTokenizerFast:
+    """Train a byte-level BPE tokenizer with a ChatML chat template.
+
+    Args:
+        texts: Training documents (e.g. ``cpt_text`` of each episode plus the
+            rendered chat transcripts); iterated once.
+        vocab_size: Total vocabulary size in tokens, special and tag tokens
+            included; at least ``MIN_VOCAB`` (263).
+        out_dir: When given, the tokenizer is written there with
+            ``save_pretrained`` (``tokenizer.json``, ``tokenizer_config.json``,
+            chat template), loadable with ``AutoTokenizer.from_pretrained``.
+
+    Returns:
+        The tokenizer; ``eos_token == pad_token == "<|endoftext|>"``.
+
+    Raises:
+        ValueError: ``vocab_size`` below ``MIN_VOCAB``.
+    """
+    if vocab_size < MIN_VOCAB:
+        raise ValueError(f"vocab_size must be at least {MIN_VOCAB} (256 bytes + tags), got {vocab_size}")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size - len(TAG_TOKENS),
+        min_frequency=2,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    tok.add_tokens([AddedToken(t, single_word=False, normalized=False) for t in TAG_TOKENS])
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token=EOS,
+        pad_token=EOS,
+        unk_token=None,
+        bos_token=None,
+        additional_special_tokens=[IM_START, IM_END],
+        model_max_length=1 << 20,
+        clean_up_tokenization_spaces=False,
+    )
+    fast.chat_template = CHATML_TEMPLATE
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        fast.save_pretrained(str(out_dir))
+    return fast
