@@ -1,0 +1,72 @@
+"""A complete third-party agentworld domain in one module.
+
+The environment echoes each action back in upper case; the episode ends
+after the action ``bye``. Install next to agentworld-core and it appears in
+``agentworld domains`` and works with ``agentworld collect --domain echo``.
+"""
+
+import random
+
+from agentworld.core.hookspecs import hookimpl
+from agentworld.core.types import Action, Observation, Task
+
+
+class EchoEnv:
+    def reset(self, *, seed=None, options=None):
+        return Observation(text="ready"), {}
+
+    def step(self, action):
+        done = action.text == "bye"
+        return Observation(text=action.text.upper()), float(done), done, False, {}
+
+    def close(self):
+        pass
+
+
+class Tasks:
+    def sample(self, n, *, seed):
+        return [Task(id=f"echo-{seed}-{i}", domain="echo", instruction="say things, then bye")
+                for i in range(n)]
+
+
+class RandomWords:
+    name = "random"
+
+    def reset(self, seed):
+        self.rng = random.Random(seed)
+
+    def act(self, task, history):
+        if len(history) >= 7:
+            return Action(text="bye")
+        return Action(text=self.rng.choice(["hello", "world", "echo"]))
+
+
+class EchoDomain:
+    name = "echo"
+    version = "0.1.0"
+
+    def system_prompt(self, task):
+        return "You simulate an environment that repeats each action in upper case."
+
+    def make_env(self, **kwargs):
+        return EchoEnv()
+
+    def tasks(self):
+        return Tasks()
+
+    def policies(self):
+        return {"random": RandomWords()}
+
+    def score(self, predicted, reference):
+        return float(predicted == reference.text)
+
+    def action_type(self, action):
+        return action.text
+
+    def describe(self):
+        return {"environment": "in-process echo"}
+
+
+@hookimpl
+def register_domains(register):
+    register("echo", EchoDomain)

@@ -1,0 +1,266 @@
+"""Fidelity evaluation: score world models' next-observation predictions against real episodes.
+
+Every step of every episode is one :class:`Transition`. Each world model
+(the trained one and the baselines ``copy-previous`` / ``empty`` from
+:mod:`agentworld.core.builtins` alike) predicts the observation for every
+transition in batches; each reward scores every prediction; the means are
+aggregated overall, per action type, per turn index and on the subset whose
+real *output* is non-empty, each with a 95% confidence interval.
+
+Rewards receive the parsed observation (``None`` when malformed) as the
+prediction, the real observation text as the reference, and a context dict
+``{"raw", "domain", "reference", "action", "turn", "episode_id"}``.
+
+Confidence intervals use the normal approximation
+``mean +/- 1.96 * s / sqrt(n)`` with the sample standard deviation ``s``
+(``ddof=1``), clipped to ``[0, 1]``; with ``n == 1`` the interval is the whole
+``[0, 1]`` range (nothing is known about the spread).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agentworld.core.formats import sft_pair
+from agentworld.core.protocols import RewardFn, WorldModel
+from agentworld.core.types import Action, Episode, Observation
+
+Z95 = 1.959963984540054
+NO_ACTION_TYPE = "other"
+
+
+class Transition(BaseModel):
+    """One evaluation item: predict the observation after ``action``.
+
+    Attributes:
+        episode_id: Source episode id.
+        turn: Step index within the episode (0-based).
+        messages: Prompt chat messages (``formats.sft_pair(episode, turn)[0]``).
+        action: The agent action of this step.
+        reference: The real next observation.
+        action_type: ``domain.action_type(action)``; without a domain the tool
+            name when the action is a tool call, else ``"other"``.
+        output_nonempty: Whether the real output is non-empty (see :func:`output_text`).
+    """
+
+    episode_id: str
+    turn: int
+    messages: list[dict[str, str]]
+    action: Action
+    reference: Observation
+    action_type: str
+    output_nonempty: bool
+
+
+class MetricStat(BaseModel):
+    """Mean of one metric over a group, with its 95% CI (see the module docstring)."""
+
+    mean: float
+    n: int
+    std: float
+    ci_low: float
+    ci_high: float
+
+
+class EvalRow(BaseModel):
+    """One model's prediction for one transition, with every reward's score."""
+
+    model: str
+    episode_id: str
+    turn: int
+    action: str
+    action_type: str
+    output_nonempty: bool
+    reference: str
+    prediction: str | None
+    raw: str
+    scores: dict[str, float]
+
+
+class EvalResult(BaseModel):
+    """Aggregated fidelity results; JSON-serialisable (``model_dump_json``).
+
+    Nested dicts are keyed ``[model][metric]``, ``[model][action_type][metric]``
+    and ``[model][turn][metric]``. ``models[0]`` is the primary model (the
+    report compares it with the others).
+    """
+
+    models: list[str]
+    metrics: list[str]
+    main_metric: str
+    num_episodes: int
+    num_transitions: int
+    num_nonempty: int
+    ci_method: str = "normal approximation, 95%, sample std (ddof=1); n=1 -> [0, 1]"
+    overall: dict[str, dict[str, MetricStat]]
+    nonempty: dict[str, dict[str, MetricStat]]
+    by_action_type: dict[str, dict[str, dict[str, MetricStat]]]
+    by_turn: dict[str, dict[int, dict[str, MetricStat]]]
+    rows: list[EvalRow] = Field(default_factory=list)
+
+
+def output_text(observation: Observation, domain: Any = None) -> str:
+    """The part of an observation that is the environment's *output*.
+
+    Uses ``domain.output_text(observation)`` when the domain defines it (the
+    terminal domain drops its trailing prompt line), else the whole text.
+    """
+    hook = getattr(domain, "output_text", None)
+    return hook(observation) if callable(hook) else observation.text
+
+
+def _action_type(action: Action, domain: Any) -> str:
+    if domain is not None and callable(getattr(domain, "action_type", None)):
+        return str(domain.action_type(action))
+    return action.name or NO_ACTION_TYPE
+
+
+def transitions(episodes: Iterable[Episode], domain: Any = None) -> list[Transition]:
+    """One :class:`Transition` per step of each episode, in episode then turn order.
+
+    Args:
+        episodes: Real episodes.
+        domain: Optional :class:`~agentworld.core.protocols.Domain` for action
+            types and (optionally) ``output_text``.
+    """
+    out = []
+    for episode in episodes:
+        for turn, step in enumerate(episode.steps):
+            messages, _ = sft_pair(episode, turn)
+            out.append(Transition(
+                episode_id=episode.id,
+                turn=turn,
+                messages=messages,
+                action=step.action,
+                reference=step.observation,
+                action_type=_action_type(step.action, domain),
+                output_nonempty=bool(output_text(step.observation, domain).strip()),
+            ))
+    return out
+
+
+def stat(values: Sequence[float]) -> MetricStat:
+    """Mean, sample std and normal-approximation 95% CI of ``values`` (``n >= 1``).
+
+    Raises:
+        ValueError: ``values`` is empty.
+    """
+    n = len(values)
+    if n == 0:
+        raise ValueError("stat() needs at least one value")
+    mean = sum(values) / n
+    if n == 1:
+        return MetricStat(mean=mean, n=1, std=0.0, ci_low=0.0, ci_high=1.0)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = Z95 * std / math.sqrt(n)
+    return MetricStat(mean=mean, n=n, std=std, ci_low=max(0.0, mean - half), ci_high=min(1.0, mean + half))
+
+
+def _aggregate(rows: Sequence[EvalRow], metrics: Sequence[str]) -> dict[str, MetricStat]:
+    return {m: stat([r.scores[m] for r in rows]) for m in metrics}
+
+
+def _score(name: str, reward: RewardFn, preds: list[str | None], refs: list[str], ctxs: list[dict[str, Any]]) -> list[float]:
+    scores = [float(s) for s in reward(preds, refs, ctxs)]  # type: ignore[arg-type]
+    if len(scores) != len(preds):
+        raise ValueError(f"reward {name!r} returned {len(scores)} scores for {len(preds)} predictions")
+    for s in scores:
+        if not (-1e-9 <= s <= 1 + 1e-9):
+            raise ValueError(f"reward {name!r} returned {s}, outside [0, 1]")
+    return [min(1.0, max(0.0, s)) for s in scores]
+
+
+def evaluate(
+    world_models: Mapping[str, WorldModel],
+    transitions: Sequence[Transition],
+    rewards: Mapping[str, RewardFn],
+    domain: Any = None,
+    batch_size: int = 32,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    main_metric: str | None = None,
+    max_new_tokens: int | None = None,
+) -> EvalResult:
+    """Run every world model on every transition and score each prediction with every reward.
+
+    Args:
+        world_models: Name -> world model; the first is the primary model.
+        transitions: ``[N]`` items from :func:`transitions`.
+        rewards: Metric name -> reward.
+        domain: Passed to rewards as ``contexts[i]["domain"]``.
+        batch_size: Requests per ``predict`` call.
+        progress: Called as ``progress(done, total)`` after each batch, with
+            ``total = len(world_models) * N``.
+        main_metric: Metric plotted by turn in the report; default ``"hybrid"``
+            when present, else the first reward.
+        max_new_tokens: Passed to ``predict``.
+
+    Raises:
+        ValueError: no models, no rewards, no transitions, ``batch_size < 1``, an unknown
+            ``main_metric``, or a model/reward returned the wrong number of items.
+    """
+    if not world_models or not rewards or not transitions:
+        raise ValueError("evaluate() needs at least one world model, one reward and one transition")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    metrics = list(rewards)
+    main = main_metric or ("hybrid" if "hybrid" in rewards else metrics[0])
+    if main not in rewards:
+        raise ValueError(f"main_metric {main!r} is not one of the rewards: {', '.join(metrics)}")
+    total, done = len(world_models) * len(transitions), 0
+    rows: list[EvalRow] = []
+    for model_name, model in world_models.items():
+        for start in range(0, len(transitions), batch_size):
+            batch = transitions[start:start + batch_size]
+            preds = model.predict([t.messages for t in batch], max_new_tokens=max_new_tokens)
+            if len(preds) != len(batch):
+                raise ValueError(f"model {model_name!r} returned {len(preds)} predictions for {len(batch)} requests")
+            observations = [p.observation for p in preds]
+            refs = [t.reference.text for t in batch]
+            ctxs = [
+                {"raw": p.text, "domain": domain, "reference": t.reference, "action": t.action,
+                 "turn": t.turn, "episode_id": t.episode_id}
+                for p, t in zip(preds, batch)
+            ]
+            scores = {m: _score(m, r, observations, refs, ctxs) for m, r in rewards.items()}
+            for i, (p, t) in enumerate(zip(preds, batch)):
+                rows.append(EvalRow(
+                    model=model_name, episode_id=t.episode_id, turn=t.turn, action=t.action.text,
+                    action_type=t.action_type, output_nonempty=t.output_nonempty, reference=t.reference.text,
+                    prediction=p.observation, raw=p.text, scores={m: scores[m][i] for m in metrics},
+                ))
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+    return _result(rows, list(world_models), metrics, main, transitions)
+
+
+def _result(rows: list[EvalRow], models: list[str], metrics: list[str], main: str,
+            items: Sequence[Transition]) -> EvalResult:
+    by_model: dict[str, list[EvalRow]] = defaultdict(list)
+    for row in rows:
+        by_model[row.model].append(row)
+    overall, nonempty, by_type, by_turn = {}, {}, {}, {}
+    for name in models:
+        mine = by_model[name]
+        overall[name] = _aggregate(mine, metrics)
+        subset = [r for r in mine if r.output_nonempty]
+        nonempty[name] = _aggregate(subset, metrics) if subset else {}
+        types: dict[str, list[EvalRow]] = defaultdict(list)
+        turns: dict[int, list[EvalRow]] = defaultdict(list)
+        for r in mine:
+            types[r.action_type].append(r)
+            turns[r.turn].append(r)
+        by_type[name] = {k: _aggregate(v, metrics) for k, v in sorted(types.items())}
+        by_turn[name] = {k: _aggregate(v, metrics) for k, v in sorted(turns.items())}
+    return EvalResult(
+        models=models, metrics=metrics, main_metric=main,
+        num_episodes=len({t.episode_id for t in items}), num_transitions=len(items),
+        num_nonempty=sum(t.output_nonempty for t in items),
+        overall=overall, nonempty=nonempty, by_action_type=by_type, by_turn=by_turn, rows=rows,
+    )

@@ -1,0 +1,189 @@
+"""Fidelity report of an :class:`~agentworld.core.evaluate.EvalResult`.
+
+:func:`write_report` writes into a run directory (any fsspec URL):
+
+* ``metrics.json`` - the aggregates (``EvalResult`` without per-transition
+  rows) plus ``extra`` run facts;
+* ``predictions.jsonl`` - one :class:`~agentworld.core.evaluate.EvalRow` per
+  (model, transition);
+* ``report.md`` - markdown tables (overall, non-empty-output subset, per
+  action type, per turn index) and example predictions vs references;
+* ``fidelity.png`` - bars by metric per model, and the main metric by turn.
+
+Every file is written atomically (temporary sibling, then rename).
+matplotlib is imported lazily and drawn with the Agg canvas (no pyplot, no
+global backend change, no display needed).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import uuid
+from typing import Any
+
+import fsspec
+
+from agentworld.core.evaluate import EvalResult, EvalRow, MetricStat
+from agentworld.core.io import write_jsonl
+
+NUM_EXAMPLES = 3
+
+
+def _write_atomic(url: str, data: str | bytes) -> str:
+    fs, path = fsspec.core.url_to_fs(url)
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        with fs.open(tmp, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        fs.mv(tmp, path)
+    except BaseException:
+        if fs.exists(tmp):
+            fs.rm(tmp)
+        raise
+    return url
+
+
+def _cell(s: MetricStat | None, ci: bool = True) -> str:
+    if s is None:
+        return "-"
+    return f"{s.mean:.3f} [{s.ci_low:.3f}, {s.ci_high:.3f}]" if ci else f"{s.mean:.3f}"
+
+
+def _esc(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(map(_esc, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(map(_esc, r)) + " |" for r in rows]
+    return lines + [""]
+
+
+def _metric_table(result: EvalResult, groups: dict[str, dict[str, MetricStat]]) -> list[str]:
+    rows = [[m] + [_cell(groups.get(name, {}).get(m)) for name in result.models] for m in result.metrics]
+    return _table(["metric", *result.models], rows)
+
+
+def _fenced(text: str | None) -> str:
+    if text is None:
+        return "_(malformed answer: no single closed observation block)_"
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _examples(result: EvalResult, k: int) -> list[str]:
+    primary = [r for r in result.rows if r.model == result.models[0]]
+    chosen = ([r for r in primary if r.output_nonempty] + [r for r in primary if not r.output_nonempty])[:k]
+    index: dict[tuple[str, str, int], EvalRow] = {(r.model, r.episode_id, r.turn): r for r in result.rows}
+    lines: list[str] = []
+    for row in chosen:
+        lines += [f"### Episode `{row.episode_id}`, turn {row.turn} ({row.action_type})", "",
+                  f"Action: `{_esc(row.action)}`", "", "Reference:", "", _fenced(row.reference), ""]
+        for name in result.models:
+            other = index.get((name, row.episode_id, row.turn))
+            if other is None:
+                continue
+            score = other.scores[result.main_metric]
+            lines += [f"{name} ({result.main_metric} {score:.3f}):", "", _fenced(other.prediction), ""]
+    return lines
+
+
+def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> str:
+    """The markdown report text (see the module docstring for its sections)."""
+    main = result.main_metric
+    lines = ["# Fidelity report", ""]
+    for key, value in (extra or {}).items():
+        lines.append(f"- {key}: {value}")
+    lines += [
+        f"- episodes: {result.num_episodes}, transitions: {result.num_transitions}, "
+        f"with non-empty real output: {result.num_nonempty}",
+        f"- models: {', '.join(result.models)} (primary: {result.models[0]})",
+        f"- cells: mean [95% CI]; CI: {result.ci_method}", "",
+        "## Overall", "", *_metric_table(result, result.overall),
+        "## Steps with non-empty real output", "",
+    ]
+    if result.num_nonempty:
+        lines += _metric_table(result, result.nonempty)
+    else:
+        lines += ["_(no step has a non-empty real output)_", ""]
+    lines += [f"## By action type ({main})", ""]
+    types = sorted({t for name in result.models for t in result.by_action_type[name]})
+    first = result.by_action_type[result.models[0]]
+    rows = [[t, str(first[t][main].n if t in first else 0)]
+            + [_cell(result.by_action_type[n].get(t, {}).get(main), ci=False) for n in result.models]
+            for t in types]
+    lines += _table(["action type", "n", *result.models], rows)
+    lines += [f"## By turn index ({main})", ""]
+    turns = sorted({t for name in result.models for t in result.by_turn[name]})
+    rows = [[str(t)] + [_cell(result.by_turn[n].get(t, {}).get(main), ci=False) for n in result.models]
+            for t in turns]
+    lines += _table(["turn", *result.models], rows)
+    lines += ["## Examples", "", *_examples(result, NUM_EXAMPLES)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_figure(result: EvalResult) -> bytes:
+    """``fidelity.png`` as PNG bytes: left, grouped bars (mean and 95% CI) by metric
+    for each model; right, the main metric by turn index, one line per model."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    bars, lines = fig.subplots(1, 2)
+    n_models, metrics = len(result.models), result.metrics
+    width = 0.8 / n_models
+    for j, name in enumerate(result.models):
+        stats = [result.overall[name][m] for m in metrics]
+        xs = [i + (j - (n_models - 1) / 2) * width for i in range(len(metrics))]
+        means = [s.mean for s in stats]
+        errs = [[s.mean - s.ci_low for s in stats], [s.ci_high - s.mean for s in stats]]
+        bars.bar(xs, means, width, yerr=errs, capsize=3, label=name)
+    bars.set_xticks(range(len(metrics)), metrics, rotation=20, ha="right")
+    bars.set_ylim(0, 1.05)
+    bars.set_ylabel("mean score")
+    bars.set_title("Fidelity by metric")
+    bars.legend(fontsize="small")
+    for name in result.models:
+        turns = sorted(result.by_turn[name])
+        lines.plot(turns, [result.by_turn[name][t][result.main_metric].mean for t in turns],
+                   marker="o", label=name)
+    lines.set_ylim(0, 1.05)
+    lines.set_xlabel("turn index")
+    lines.set_ylabel(result.main_metric)
+    lines.set_title(f"{result.main_metric} by turn")
+    lines.legend(fontsize="small")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def write_report(result: EvalResult, run_dir: str, extra: dict[str, Any] | None = None) -> dict[str, str]:
+    """Write the report files into ``run_dir`` (an fsspec URL; created if missing).
+
+    Args:
+        result: The evaluation result.
+        run_dir: Target directory.
+        extra: JSON-serialisable run facts (model path, dataset, ...) stored
+            under ``"extra"`` in ``metrics.json`` and listed atop ``report.md``.
+
+    Returns:
+        ``{"metrics": url, "predictions": url, "report": url, "figure": url}``.
+    """
+    fs, root = fsspec.core.url_to_fs(run_dir)
+    fs.makedirs(root, exist_ok=True)
+    base = run_dir.rstrip("/")
+    paths = {name: f"{base}/{file}" for name, file in (
+        ("metrics", "metrics.json"), ("predictions", "predictions.jsonl"),
+        ("report", "report.md"), ("figure", "fidelity.png"))}
+    metrics = result.model_dump(mode="json", exclude={"rows"})
+    metrics["extra"] = extra or {}
+    _write_atomic(paths["metrics"], json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+    write_jsonl(paths["predictions"], result.rows)
+    _write_atomic(paths["report"], render_markdown(result, extra))
+    _write_atomic(paths["figure"], render_figure(result))
+    return paths

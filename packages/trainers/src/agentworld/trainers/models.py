@@ -1,0 +1,146 @@
+"""Tiny Qwen3-architecture causal LMs built from a config, and model loading.
+
+A *preset* names a :class:`transformers.Qwen3Config` shape (hidden size,
+layers, heads, MLP width, context length); the vocabulary comes from the
+tokenizer. Nothing is downloaded unless the caller passes a hub id
+explicitly with ``allow_hub=True``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Qwen3Config,
+    Qwen3ForCausalLM,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """Shape of a tiny Qwen3 model (all sizes in elements, context in tokens)."""
+
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    intermediate_size: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool = True
+
+
+PRESETS: dict[str, Preset] = {
+    # ~3.4M parameters with a 3k vocab; the quickstart model (see README for the sweep).
+    "default": Preset(256, 4, 4, 2, 64, 640, 2048),
+    # Wider-shallower and narrower-deeper alternatives measured against "default".
+    "wide": Preset(320, 3, 5, 1, 64, 768, 2048),
+    "deep": Preset(192, 6, 3, 1, 64, 512, 2048),
+    # ~0.1M parameters: unit tests.
+    "tiny-test": Preset(32, 2, 2, 1, 16, 64, 512),
+}
+
+
+class ModelSpecError(ValueError):
+    """A ``model`` option that is neither a preset, a checkpoint directory nor an allowed hub id."""
+
+
+def build_config(preset: str, vocab_size: int, *, eos_token_id: int = 0, pad_token_id: int = 0) -> Qwen3Config:
+    """The :class:`Qwen3Config` of preset ``preset`` with ``vocab_size`` tokens.
+
+    Raises:
+        ModelSpecError: unknown ``preset``; the message lists the valid ones.
+    """
+    if preset not in PRESETS:
+        raise ModelSpecError(f"unknown model preset {preset!r}; valid presets: {', '.join(PRESETS)}")
+    return Qwen3Config(
+        vocab_size=vocab_size,
+        **asdict(PRESETS[preset]),
+        rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        attention_dropout=0.0,
+        use_cache=True,
+        eos_token_id=eos_token_id,
+        pad_token_id=pad_token_id,
+        bos_token_id=None,
+    )
+
+
+def build_model(preset: str, tokenizer: PreTrainedTokenizerBase) -> PreTrainedModel:
+    """A randomly initialised fp32 Qwen3 causal LM of ``preset`` sized to ``tokenizer``'s vocabulary.
+
+    Initialisation uses the current torch RNG: seed first for reproducibility.
+
+    Raises:
+        ModelSpecError: unknown ``preset``.
+    """
+    config = build_config(
+        preset,
+        len(tokenizer),
+        eos_token_id=tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0,
+        pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0,
+    )
+    config._attn_implementation = "sdpa"
+    model = Qwen3ForCausalLM(config).to(torch.float32)
+    model.generation_config.eos_token_id = config.eos_token_id
+    model.generation_config.pad_token_id = config.pad_token_id
+    return model
+
+
+def num_parameters(model: torch.nn.Module) -> int:
+    """Distinct trainable-or-not parameters (tied embeddings counted once)."""
+    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+def is_checkpoint_dir(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a directory holding a transformers ``config.json``."""
+    return (Path(path) / "config.json").is_file()
+
+
+def load_model(
+    spec: str | os.PathLike[str],
+    tokenizer: PreTrainedTokenizerBase | None = None,
+    *,
+    allow_hub: bool = False,
+    **kwargs: Any,
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load or build ``(model, tokenizer)`` in fp32.
+
+    Args:
+        spec: A checkpoint directory (``from_pretrained`` of model and, unless
+            ``tokenizer`` is given, its tokenizer), a preset name from
+            :data:`PRESETS` (built from config; needs ``tokenizer``), or a hub
+            id (only with ``allow_hub=True``).
+        tokenizer: Tokenizer to use instead of the checkpoint's; required for presets.
+        allow_hub: Permit downloading ``spec`` from the Hugging Face hub.
+        **kwargs: Extra ``from_pretrained`` options (e.g. ``gguf_file``).
+
+    Raises:
+        ModelSpecError: ``spec`` is none of the above (the message lists presets),
+            or a preset without a tokenizer.
+    """
+    text = str(spec)
+    if Path(text).is_dir() and (is_checkpoint_dir(text) or "gguf_file" in kwargs):
+        model = AutoModelForCausalLM.from_pretrained(text, dtype=torch.float32, attn_implementation="sdpa", **kwargs)
+        tok = tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
+        return model, tok
+    if text in PRESETS:
+        if tokenizer is None:
+            raise ModelSpecError(f"model preset {text!r} needs a tokenizer (set tokenizer='train' or a path)")
+        return build_model(text, tokenizer), tokenizer
+    if allow_hub and not Path(text).exists():
+        model = AutoModelForCausalLM.from_pretrained(text, dtype=torch.float32, **kwargs)
+        return model, tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
+    where = "a directory without config.json" if Path(text).exists() else "not an existing path"
+    raise ModelSpecError(
+        f"model {text!r} is {where} and not a preset; valid presets: {', '.join(PRESETS)}; "
+        "or pass a checkpoint directory (with config.json), or a hub id with allow_hub=True"
+    )

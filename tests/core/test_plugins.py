@@ -1,0 +1,103 @@
+"""The plugin system: built-ins and a third-party plugin register through entry points."""
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from agentworld.core import plugins
+from agentworld.core.hookspecs import hookimpl
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "agentworld-domain-echo"
+
+
+def install_as_entry_point(target: Path) -> dict[str, str]:
+    """Make the example plugin importable with a real dist-info entry point under ``target``.
+
+    This is what an installer writes; importlib.metadata discovers it from
+    ``sys.path`` exactly as for a pip-installed plugin.
+    """
+    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
+    dist = target / "agentworld_domain_echo-0.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: 0.1.0\n")
+    eps = "".join(f"{k} = {v}\n" for k, v in project["entry-points"]["agentworld"].items())
+    (dist / "entry_points.txt").write_text(f"[agentworld]\n{eps}")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(target), str(EXAMPLE / "src"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from agentworld.core.cli import main; main()", *args],
+                          env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_third_party_domain_is_listed_and_usable(tmp_path):
+    env = install_as_entry_point(tmp_path / "site")
+    env["COLUMNS"] = "200"
+    listed = cli("domains", env=env, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "echo" in listed.stdout and "in-process echo" in listed.stdout
+    shown = cli("plugins", env=env, cwd=tmp_path)
+    assert "agentworld-domain-echo" in shown.stdout and "register_domains" in shown.stdout
+    out = tmp_path / "echo.jsonl"
+    run = cli("collect", "--domain", "echo", "--episodes", "3", "--policy", "random=1",
+              "--out", str(out), env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr + run.stdout
+    from agentworld.core.io import read_episodes
+
+    episodes = read_episodes(str(out))
+    assert len(episodes) == 3
+    assert episodes[0].steps[-1].action.text == "bye" and episodes[0].steps[-1].terminated
+    first = episodes[0].steps[0]
+    assert first.observation.text == first.action.text.upper()
+
+
+def test_block_list_hides_a_plugin(tmp_path):
+    env = install_as_entry_point(tmp_path / "site")
+    env["AGENTWORLD_BLOCK_PLUGINS"] = "echo"
+    listed = cli("collect", "--domain", "echo", "--episodes", "1", "--out", str(tmp_path / "x.jsonl"),
+                 env=env, cwd=tmp_path)
+    assert listed.returncode == 2
+    assert "unknown domain 'echo'" in listed.stdout and "installed domains:" in listed.stdout
+
+
+def test_unknown_name_lists_installed():
+    with pytest.raises(plugins.UnknownPluginError) as info:
+        plugins.get_sim_backend("no-such-backend")
+    message = str(info.value)
+    assert "unknown sim backend 'no-such-backend'" in message
+    assert "copy-previous" in message and "empty" in message
+
+
+def test_registered_object_plugin_and_unregister():
+    class Local:
+        @hookimpl
+        def register_rewards(self, register):
+            register("always_one", lambda **o: (lambda p, r, c: [1.0] * len(p)))
+
+    plugin = Local()
+    plugins.load_plugins().register(plugin, name="local-test")
+    plugins.reset_registries()
+    try:
+        assert "always_one" in plugins.names("reward")
+        assert plugins.owner("reward", "always_one") == "local-test"
+        assert plugins.get_reward("always_one")(["a", "b"], ["x", "y"], [{}, {}]) == [1.0, 1.0]
+    finally:
+        plugins.pm.unregister(name="local-test")
+        plugins.reset_registries()
+    assert "always_one" not in plugins.names("reward")
+
+
+def test_core_imports_fast_without_torch():
+    code = ("import sys, time; t=time.perf_counter(); import agentworld.core.cli, agentworld.core.plugins;"
+            "agentworld.core.plugins.names('domain');"
+            "print(time.perf_counter()-t); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    seconds, torch_loaded = out.stdout.split()
+    assert torch_loaded == "False", "listing plugins must not import torch"
+    assert float(seconds) < 2.0
