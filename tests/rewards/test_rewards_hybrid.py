@@ -56,3 +56,33 @@ def test_hybrid_bad_weights(weights):
 def test_hybrid_options_without_weight():
     with pytest.raises(ValueError, match="no weight"):
         Hybrid(weights={"exact_match": 1}, components={"edit_similarity": {"metric": "indel"}})
+
+
+class _LengthReward:
+    """A third-party reward: 1 when the lengths match, else 0."""
+
+    name = "same_length"
+
+    def __call__(self, predictions, references, contexts):
+        return [float(p is not None and len(p) == len(r)) for p, r in zip(predictions, references)]
+
+
+def test_hybrid_mixes_a_third_party_reward():
+    from agentworld.core.hookspecs import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def register_rewards(self, register):
+            register("same_length", lambda **o: _LengthReward())
+
+    plugin = Plugin()
+    plugins.load_plugins()
+    plugins.pm.register(plugin, name="test-same-length")
+    plugins.reset_registries()
+    try:
+        h = Hybrid(weights={"same_length": 1, "exact_match": 1})
+        assert h(["abc", "abc"], ["abc", "xyz"], [{}, {}]) == [1.0, 0.5]
+    finally:
+        plugins.pm.unregister(plugin)
+        plugins.reset_registries()
+    assert "same_length" not in plugins.names("reward")
