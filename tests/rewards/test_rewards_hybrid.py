@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from agentworld.core import plugins
+from agentworld.core.protocols import RewardFn
 from agentworld.rewards.hybrid import DEFAULT_WEIGHTS, Hybrid
 
 BUILTIN = {"exact_match", "edit_similarity", "line_f1", "domain", "format_validity", "hybrid"}
@@ -12,6 +12,7 @@ BUILTIN = {"exact_match", "edit_similarity", "line_f1", "domain", "format_validi
 
 def test_rewards_registered_by_name():
     assert BUILTIN <= set(plugins.names("reward"))
+    assert all(isinstance(plugins.get_reward(n), RewardFn) for n in BUILTIN)
     assert plugins.owner("reward", "line_f1") == "rewards"
     f1 = plugins.get_reward("line_f1")
     assert f1(["a\nb"], ["a\nc"], [{}]) == [0.5]
@@ -32,8 +33,10 @@ def test_hybrid_weights_are_normalised():
 def test_hybrid_default_and_component_options():
     h = plugins.get_reward("hybrid")
     assert h.weights == pytest.approx(DEFAULT_WEIGHTS)
-    h2 = Hybrid(weights={"edit_similarity": 2.0, "exact_match": 0.0},
-                components={"edit_similarity": {"metric": "indel"}})
+    h2 = Hybrid(
+        weights={"edit_similarity": 2.0, "exact_match": 0.0},
+        components={"edit_similarity": {"metric": "indel"}},
+    )
     assert list(h2.rewards) == ["edit_similarity"]
     assert h2(["kitten"], ["sitting"], [{}]) == [pytest.approx(8 / 13)]
 
@@ -47,7 +50,9 @@ def test_hybrid_unknown_component_lists_valid_ones():
         assert name in message
 
 
-@pytest.mark.parametrize("weights", [{"exact_match": -1}, {"exact_match": 0}, {"line_f1": float("nan")}])
+@pytest.mark.parametrize(
+    "weights", [{"exact_match": -1}, {"exact_match": 0}, {"line_f1": float("nan")}]
+)
 def test_hybrid_bad_weights(weights):
     with pytest.raises(ValueError, match="weight"):
         Hybrid(weights=weights)
@@ -64,7 +69,10 @@ class _LengthReward:
     name = "same_length"
 
     def __call__(self, predictions, references, contexts):
-        return [float(p is not None and len(p) == len(r)) for p, r in zip(predictions, references)]
+        return [
+            float(p is not None and len(p) == len(r))
+            for p, r in zip(predictions, references, strict=True)
+        ]
 
 
 def test_hybrid_mixes_a_third_party_reward():

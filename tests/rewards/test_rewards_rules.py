@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agentworld.core.formats import wrap_observation
 from agentworld.core.types import Observation
 from agentworld.rewards.rules import (
@@ -97,7 +96,12 @@ def test_format_validity_on_raw_answers():
     unclosed = "<predicted_observation>\nout"
     raws = [good, no_block, two, unclosed]
     contexts = [{"raw": r} for r in raws]
-    assert FormatValidity()(["out", None, None, None], ["out"] * 4, contexts) == [1.0, 0.0, 0.0, 0.0]
+    assert FormatValidity()(["out", None, None, None], ["out"] * 4, contexts) == [
+        1.0,
+        0.0,
+        0.0,
+        0.0,
+    ]
 
 
 def test_format_validity_without_raw_uses_parsed_prediction():

@@ -168,6 +168,25 @@ def simulate_cmd(
             break
 
 
+@app.command("convert")
+def convert_cmd(
+    source: Annotated[str, typer.Argument(help="Input JSONL URL.")],
+    target: Annotated[str, typer.Argument(help="Output JSONL URL.")],
+    to: Annotated[str, typer.Option(help="Output format: 'agentworldbench' (from episodes) or 'episodes' (from AgentWorldBench).")] = "agentworldbench",
+) -> None:
+    """Convert between episode JSONL and AgentWorldBench transition JSONL."""
+    from agentworld.core import agentworldbench as awb
+    from agentworld.core.io import read_episodes, write_episodes
+
+    if to == "agentworldbench":
+        n = awb.export_jsonl(target, read_episodes(source))
+    elif to == "episodes":
+        n = write_episodes(target, awb.to_episodes(awb.import_jsonl(source)))
+    else:
+        raise typer.BadParameter(f"{to!r}; valid: agentworldbench, episodes", param_hint="--to")
+    console.print(f"wrote {n} records -> {target}")
+
+
 @app.command("run")
 def run_cmd(
     pipeline: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Pipeline TOML file.")],

@@ -24,11 +24,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from agentworld.core.formats import sft_pair
 from agentworld.core.protocols import RewardFn, WorldModel
 from agentworld.core.types import Action, Episode, Observation
+from pydantic import BaseModel, Field
 
 Z95 = 1.959963984540054
 NO_ACTION_TYPE = "other"
@@ -132,15 +131,17 @@ def transitions(episodes: Iterable[Episode], domain: Any = None) -> list[Transit
     for episode in episodes:
         for turn, step in enumerate(episode.steps):
             messages, _ = sft_pair(episode, turn)
-            out.append(Transition(
-                episode_id=episode.id,
-                turn=turn,
-                messages=messages,
-                action=step.action,
-                reference=step.observation,
-                action_type=_action_type(step.action, domain),
-                output_nonempty=bool(output_text(step.observation, domain).strip()),
-            ))
+            out.append(
+                Transition(
+                    episode_id=episode.id,
+                    turn=turn,
+                    messages=messages,
+                    action=step.action,
+                    reference=step.observation,
+                    action_type=_action_type(step.action, domain),
+                    output_nonempty=bool(output_text(step.observation, domain).strip()),
+                )
+            )
     return out
 
 
@@ -158,21 +159,68 @@ def stat(values: Sequence[float]) -> MetricStat:
         return MetricStat(mean=mean, n=1, std=0.0, ci_low=0.0, ci_high=1.0)
     std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = Z95 * std / math.sqrt(n)
-    return MetricStat(mean=mean, n=n, std=std, ci_low=max(0.0, mean - half), ci_high=min(1.0, mean + half))
+    return MetricStat(
+        mean=mean, n=n, std=std, ci_low=max(0.0, mean - half), ci_high=min(1.0, mean + half)
+    )
 
 
 def _aggregate(rows: Sequence[EvalRow], metrics: Sequence[str]) -> dict[str, MetricStat]:
     return {m: stat([r.scores[m] for r in rows]) for m in metrics}
 
 
-def _score(name: str, reward: RewardFn, preds: list[str | None], refs: list[str], ctxs: list[dict[str, Any]]) -> list[float]:
+def _score(
+    name: str,
+    reward: RewardFn,
+    preds: list[str | None],
+    refs: list[str],
+    ctxs: list[dict[str, Any]],
+) -> list[float]:
     scores = [float(s) for s in reward(preds, refs, ctxs)]  # type: ignore[arg-type]
     if len(scores) != len(preds):
-        raise ValueError(f"reward {name!r} returned {len(scores)} scores for {len(preds)} predictions")
+        raise ValueError(
+            f"reward {name!r} returned {len(scores)} scores for {len(preds)} predictions"
+        )
     for s in scores:
         if not (-1e-9 <= s <= 1 + 1e-9):
             raise ValueError(f"reward {name!r} returned {s}, outside [0, 1]")
     return [min(1.0, max(0.0, s)) for s in scores]
+
+
+def _run_batch(
+    model_name: str,
+    model: WorldModel,
+    batch: Sequence[Transition],
+    rewards: Mapping[str, RewardFn],
+    domain: Any,
+    max_new_tokens: int | None,
+) -> list[EvalRow]:
+    preds = model.predict([t.messages for t in batch], max_new_tokens=max_new_tokens)
+    if len(preds) != len(batch):
+        got, want = len(preds), len(batch)
+        raise ValueError(f"model {model_name!r} returned {got} predictions for {want} requests")
+    observations = [p.observation for p in preds]
+    refs = [t.reference.text for t in batch]
+    ctxs = [
+        {"raw": p.text, "domain": domain, "reference": t.reference, "action": t.action}
+        | {"turn": t.turn, "episode_id": t.episode_id}
+        for p, t in zip(preds, batch, strict=True)
+    ]
+    scores = {m: _score(m, r, observations, refs, ctxs) for m, r in rewards.items()}
+    return [
+        EvalRow(
+            model=model_name,
+            episode_id=t.episode_id,
+            turn=t.turn,
+            action=t.action.text,
+            action_type=t.action_type,
+            output_nonempty=t.output_nonempty,
+            reference=t.reference.text,
+            prediction=p.observation,
+            raw=p.text,
+            scores={m: s[i] for m, s in scores.items()},
+        )
+        for i, (p, t) in enumerate(zip(preds, batch, strict=True))
+    ]
 
 
 def evaluate(
@@ -216,32 +264,21 @@ def evaluate(
     rows: list[EvalRow] = []
     for model_name, model in world_models.items():
         for start in range(0, len(transitions), batch_size):
-            batch = transitions[start:start + batch_size]
-            preds = model.predict([t.messages for t in batch], max_new_tokens=max_new_tokens)
-            if len(preds) != len(batch):
-                raise ValueError(f"model {model_name!r} returned {len(preds)} predictions for {len(batch)} requests")
-            observations = [p.observation for p in preds]
-            refs = [t.reference.text for t in batch]
-            ctxs = [
-                {"raw": p.text, "domain": domain, "reference": t.reference, "action": t.action,
-                 "turn": t.turn, "episode_id": t.episode_id}
-                for p, t in zip(preds, batch)
-            ]
-            scores = {m: _score(m, r, observations, refs, ctxs) for m, r in rewards.items()}
-            for i, (p, t) in enumerate(zip(preds, batch)):
-                rows.append(EvalRow(
-                    model=model_name, episode_id=t.episode_id, turn=t.turn, action=t.action.text,
-                    action_type=t.action_type, output_nonempty=t.output_nonempty, reference=t.reference.text,
-                    prediction=p.observation, raw=p.text, scores={m: scores[m][i] for m in metrics},
-                ))
+            batch = transitions[start : start + batch_size]
+            rows += _run_batch(model_name, model, batch, rewards, domain, max_new_tokens)
             done += len(batch)
             if progress is not None:
                 progress(done, total)
     return _result(rows, list(world_models), metrics, main, transitions)
 
 
-def _result(rows: list[EvalRow], models: list[str], metrics: list[str], main: str,
-            items: Sequence[Transition]) -> EvalResult:
+def _result(
+    rows: list[EvalRow],
+    models: list[str],
+    metrics: list[str],
+    main: str,
+    items: Sequence[Transition],
+) -> EvalResult:
     by_model: dict[str, list[EvalRow]] = defaultdict(list)
     for row in rows:
         by_model[row.model].append(row)
@@ -259,8 +296,15 @@ def _result(rows: list[EvalRow], models: list[str], metrics: list[str], main: st
         by_type[name] = {k: _aggregate(v, metrics) for k, v in sorted(types.items())}
         by_turn[name] = {k: _aggregate(v, metrics) for k, v in sorted(turns.items())}
     return EvalResult(
-        models=models, metrics=metrics, main_metric=main,
-        num_episodes=len({t.episode_id for t in items}), num_transitions=len(items),
+        models=models,
+        metrics=metrics,
+        main_metric=main,
+        num_episodes=len({t.episode_id for t in items}),
+        num_transitions=len(items),
         num_nonempty=sum(t.output_nonempty for t in items),
-        overall=overall, nonempty=nonempty, by_action_type=by_type, by_turn=by_turn, rows=rows,
+        overall=overall,
+        nonempty=nonempty,
+        by_action_type=by_type,
+        by_turn=by_turn,
+        rows=rows,
     )

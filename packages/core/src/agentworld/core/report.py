@@ -24,7 +24,6 @@ import uuid
 from typing import Any
 
 import fsspec
-
 from agentworld.core.evaluate import EvalResult, EvalRow, MetricStat
 from agentworld.core.io import write_jsonl
 
@@ -62,7 +61,9 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _metric_table(result: EvalResult, groups: dict[str, dict[str, MetricStat]]) -> list[str]:
-    rows = [[m] + [_cell(groups.get(name, {}).get(m)) for name in result.models] for m in result.metrics]
+    rows = [
+        [m] + [_cell(groups.get(name, {}).get(m)) for name in result.models] for m in result.metrics
+    ]
     return _table(["metric", *result.models], rows)
 
 
@@ -74,20 +75,43 @@ def _fenced(text: str | None) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
+def _inline(text: str) -> str:
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    ticks = "`" * (max(runs, default=0) + 1)
+    return f"{ticks} {text} {ticks}" if runs else f"`{text}`"
+
+
 def _examples(result: EvalResult, k: int) -> list[str]:
     primary = [r for r in result.rows if r.model == result.models[0]]
-    chosen = ([r for r in primary if r.output_nonempty] + [r for r in primary if not r.output_nonempty])[:k]
-    index: dict[tuple[str, str, int], EvalRow] = {(r.model, r.episode_id, r.turn): r for r in result.rows}
+    chosen = (
+        [r for r in primary if r.output_nonempty] + [r for r in primary if not r.output_nonempty]
+    )[:k]
+    index: dict[tuple[str, str, int], EvalRow] = {
+        (r.model, r.episode_id, r.turn): r for r in result.rows
+    }
     lines: list[str] = []
     for row in chosen:
-        lines += [f"### Episode `{row.episode_id}`, turn {row.turn} ({row.action_type})", "",
-                  f"Action: `{_esc(row.action)}`", "", "Reference:", "", _fenced(row.reference), ""]
+        lines += [
+            f"### Episode `{row.episode_id}`, turn {row.turn} ({row.action_type})",
+            "",
+            f"Action: {_inline(row.action.replace(chr(10), ' '))}",
+            "",
+            "Reference:",
+            "",
+            _fenced(row.reference),
+            "",
+        ]
         for name in result.models:
             other = index.get((name, row.episode_id, row.turn))
             if other is None:
                 continue
             score = other.scores[result.main_metric]
-            lines += [f"{name} ({result.main_metric} {score:.3f}):", "", _fenced(other.prediction), ""]
+            lines += [
+                f"{name} ({result.main_metric} {score:.3f}):",
+                "",
+                _fenced(other.prediction),
+                "",
+            ]
     return lines
 
 
@@ -98,12 +122,18 @@ def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> 
     for key, value in (extra or {}).items():
         lines.append(f"- {key}: {value}")
     lines += [
-        f"- episodes: {result.num_episodes}, transitions: {result.num_transitions}, "
-        f"with non-empty real output: {result.num_nonempty}",
+        (
+            f"- episodes: {result.num_episodes}, transitions: {result.num_transitions}, "
+            f"with non-empty real output: {result.num_nonempty}"
+        ),
         f"- models: {', '.join(result.models)} (primary: {result.models[0]})",
-        f"- cells: mean [95% CI]; CI: {result.ci_method}", "",
-        "## Overall", "", *_metric_table(result, result.overall),
-        "## Steps with non-empty real output", "",
+        f"- cells: mean [95% CI]; CI: {result.ci_method}",
+        "",
+        "## Overall",
+        "",
+        *_metric_table(result, result.overall),
+        "## Steps with non-empty real output",
+        "",
     ]
     if result.num_nonempty:
         lines += _metric_table(result, result.nonempty)
@@ -112,14 +142,18 @@ def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> 
     lines += [f"## By action type ({main})", ""]
     types = sorted({t for name in result.models for t in result.by_action_type[name]})
     first = result.by_action_type[result.models[0]]
-    rows = [[t, str(first[t][main].n if t in first else 0)]
-            + [_cell(result.by_action_type[n].get(t, {}).get(main), ci=False) for n in result.models]
-            for t in types]
+    rows = [
+        [t, str(first[t][main].n if t in first else 0)]
+        + [_cell(result.by_action_type[n].get(t, {}).get(main), ci=False) for n in result.models]
+        for t in types
+    ]
     lines += _table(["action type", "n", *result.models], rows)
     lines += [f"## By turn index ({main})", ""]
     turns = sorted({t for name in result.models for t in result.by_turn[name]})
-    rows = [[str(t)] + [_cell(result.by_turn[n].get(t, {}).get(main), ci=False) for n in result.models]
-            for t in turns]
+    rows = [
+        [str(t)] + [_cell(result.by_turn[n].get(t, {}).get(main), ci=False) for n in result.models]
+        for t in turns
+    ]
     lines += _table(["turn", *result.models], rows)
     lines += ["## Examples", "", *_examples(result, NUM_EXAMPLES)]
     return "\n".join(lines).rstrip() + "\n"
@@ -130,6 +164,7 @@ def render_figure(result: EvalResult) -> bytes:
     for each model; right, the main metric by turn index, one line per model."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=(12, 4.5), dpi=100)
     FigureCanvasAgg(fig)
@@ -149,9 +184,14 @@ def render_figure(result: EvalResult) -> bytes:
     bars.legend(fontsize="small")
     for name in result.models:
         turns = sorted(result.by_turn[name])
-        lines.plot(turns, [result.by_turn[name][t][result.main_metric].mean for t in turns],
-                   marker="o", label=name)
+        lines.plot(
+            turns,
+            [result.by_turn[name][t][result.main_metric].mean for t in turns],
+            marker="o",
+            label=name,
+        )
     lines.set_ylim(0, 1.05)
+    lines.xaxis.set_major_locator(MaxNLocator(integer=True))
     lines.set_xlabel("turn index")
     lines.set_ylabel(result.main_metric)
     lines.set_title(f"{result.main_metric} by turn")
@@ -162,7 +202,9 @@ def render_figure(result: EvalResult) -> bytes:
     return buf.getvalue()
 
 
-def write_report(result: EvalResult, run_dir: str, extra: dict[str, Any] | None = None) -> dict[str, str]:
+def write_report(
+    result: EvalResult, run_dir: str, extra: dict[str, Any] | None = None
+) -> dict[str, str]:
     """Write the report files into ``run_dir`` (an fsspec URL; created if missing).
 
     Args:
@@ -177,9 +219,15 @@ def write_report(result: EvalResult, run_dir: str, extra: dict[str, Any] | None 
     fs, root = fsspec.core.url_to_fs(run_dir)
     fs.makedirs(root, exist_ok=True)
     base = run_dir.rstrip("/")
-    paths = {name: f"{base}/{file}" for name, file in (
-        ("metrics", "metrics.json"), ("predictions", "predictions.jsonl"),
-        ("report", "report.md"), ("figure", "fidelity.png"))}
+    paths = {
+        name: f"{base}/{file}"
+        for name, file in (
+            ("metrics", "metrics.json"),
+            ("predictions", "predictions.jsonl"),
+            ("report", "report.md"),
+            ("figure", "fidelity.png"),
+        )
+    }
     metrics = result.model_dump(mode="json", exclude={"rows"})
     metrics["extra"] = extra or {}
     _write_atomic(paths["metrics"], json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")

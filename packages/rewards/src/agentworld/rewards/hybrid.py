@@ -82,8 +82,9 @@ class Hybrid:
         for key, reward in self.rewards.items():
             scores = [float(s) for s in reward(predictions, references, contexts)]
             if len(scores) != len(predictions):
+                got, want = len(scores), len(predictions)
                 raise ValueError(
-                    f"hybrid component {key!r} returned {len(scores)} scores for {len(predictions)} inputs"
+                    f"hybrid component {key!r} returned {got} scores for {want} inputs"
                 )
             out[key] = scores
         return out

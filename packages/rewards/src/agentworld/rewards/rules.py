@@ -28,10 +28,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from rapidfuzz.distance import Indel, Levenshtein
-
 from agentworld.core.formats import parse_prediction
 from agentworld.core.types import Observation
+from rapidfuzz.distance import Indel, Levenshtein
 
 
 def normalize(text: str) -> str:
@@ -52,7 +51,9 @@ def lines_of(text: str) -> list[str]:
     return norm.split("\n") if norm else []
 
 
-def check_batch(predictions: Sequence[Any], references: Sequence[Any], contexts: Sequence[Any]) -> None:
+def check_batch(
+    predictions: Sequence[Any], references: Sequence[Any], contexts: Sequence[Any]
+) -> None:
     """Raise ``ValueError`` unless the three batch sequences have equal lengths."""
     if not len(predictions) == len(references) == len(contexts):
         raise ValueError(
@@ -75,9 +76,12 @@ class _PairReward:
         references: Sequence[str],
         contexts: Sequence[dict[str, Any]],
     ) -> list[float]:
-        """Score a batch: ``[batch]`` in, ``[batch]`` floats in ``[0, 1]`` out; ``None`` scores 0."""
+        """Score a batch: ``[batch]`` in, ``[batch]`` floats in ``[0, 1]`` out; ``None`` -> 0."""
         check_batch(predictions, references, contexts)
-        return [0.0 if p is None else self.pair(p, r) for p, r in zip(predictions, references)]
+        return [
+            0.0 if p is None else self.pair(p, r)
+            for p, r in zip(predictions, references, strict=True)
+        ]
 
 
 class ExactMatch(_PairReward):
@@ -186,7 +190,7 @@ class DomainScore:
         """Score a batch: ``[batch]`` in, ``[batch]`` floats in ``[0, 1]`` out."""
         check_batch(predictions, references, contexts)
         out = []
-        for pred, ref, ctx in zip(predictions, references, contexts):
+        for pred, ref, ctx in zip(predictions, references, contexts, strict=True):
             if pred is None:
                 out.append(0.0)
                 continue
@@ -222,7 +226,7 @@ class FormatValidity:
         """Score a batch: ``[batch]`` in, ``[batch]`` floats in ``{0, 1}`` out."""
         check_batch(predictions, references, contexts)
         out = []
-        for pred, ctx in zip(predictions, contexts):
+        for pred, ctx in zip(predictions, contexts, strict=True):
             raw = ctx.get("raw")
             valid = parse_prediction(raw) is not None if isinstance(raw, str) else pred is not None
             out.append(1.0 if valid else 0.0)

@@ -1,0 +1,242 @@
+"""A bash shell in a sandbox, driven through a pseudo-terminal with pexpect.
+
+Completion of a command is detected with an invisible marker printed as part
+of ``PS1``: ``\\x1e<token>:<exit status>:<cwd>\\x1f`` + visible prompt +
+``\\x1e<token>.\\x1f``, where ``<token>`` is random per shell. ``PS2`` carries
+a similar marker so an incomplete line (an unclosed quote, a here-document)
+is noticed at once and cancelled with Ctrl-C, as a person would. Terminal
+echo is off (``bash --noediting`` on a no-echo pty), so the command itself is
+not part of the output.
+
+Before each prompt, processes left running in the background by the command
+are killed (``disown -a; kill -9 -1`` inside the pid namespace): every
+command runs to completion, no job outlives its step (this also ends fork
+bombs), and episodes stay reproducible.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pexpect
+
+from agentworld.domains.terminal.output import clean_output
+from agentworld.domains.terminal.sandbox import (
+    Limits, detect_sandbox, limits_preexec, sandbox_argv, sandbox_uid, write_identity)
+
+GRACE_S = 2.0
+TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
+RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
+EXIT_NOTE = "[shell exited: a new shell was started]"
+
+
+@dataclass(slots=True)
+class CommandResult:
+    """What one command line did.
+
+    Attributes:
+        output: Cleaned output (may contain ``^C`` and a bracketed note).
+        prompt: The prompt line shown afterwards.
+        exit_code: Exit status of the command (130 after an interrupt).
+        cwd: Absolute working directory inside the sandbox afterwards.
+        timed_out: The command ran past the wall-clock limit.
+        restarted: The shell died or hung and a new one was started.
+        truncated: The output was cut to the byte limit.
+    """
+
+    output: str
+    prompt: str
+    exit_code: int
+    cwd: str
+    timed_out: bool = False
+    restarted: bool = False
+    truncated: bool = False
+
+    @property
+    def text(self) -> str:
+        """The observation text: output followed by the prompt line."""
+        return self.output + self.prompt
+
+
+class _Collector:
+    """Keeps the first ``keep`` bytes of output and a small tail to find markers in."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep, self.head, self.tail = keep, bytearray(), bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self.tail += chunk
+        if len(self.tail) > 16384:
+            move = self.tail[:-4096]
+            del self.tail[:-4096]
+            self.head += move[: max(0, self.keep - len(self.head))]
+
+
+class Shell:
+    """Interactive bash in a sandbox rooted at an episode directory.
+
+    Args:
+        root: Writable episode root, mounted as the home directory; chowned to
+            the sandbox uid at start when running as root.
+        limits: Resource and time limits.
+        sandbox: Sandbox kind (default :func:`detect_sandbox`).
+
+    Raises:
+        RuntimeError: no sandbox can run here, or the shell does not start.
+    """
+
+    def __init__(self, root: Path, limits: Limits | None = None, sandbox: str | None = None) -> None:
+        self.root, self.limits = Path(root), limits or Limits()
+        self.kind = sandbox or detect_sandbox()
+        self.uid = sandbox_uid()
+        self._meta = Path(tempfile.mkdtemp(prefix="agentworld-id-"))
+        write_identity(self._meta)
+        self._child: pexpect.spawn | None = None
+        self._token = b""
+        self._last: CommandResult | None = None
+        self.home = ""
+
+    def start(self, cwd: str | None = None, exit_code: int = 0) -> CommandResult:
+        """Start (or restart) the shell; returns the initial prompt with empty output."""
+        self._kill()
+        if os.geteuid() == 0:
+            for path in [self.root, *self.root.rglob("*")]:
+                os.lchown(path, self.uid, self.uid)
+        argv, self.home = sandbox_argv(self.kind, self.root, self._meta, self.uid, self.limits)
+        self._token = secrets.token_hex(8).encode()
+        self._child = pexpect.spawn(argv[0], argv[1:], echo=False, dimensions=(24, 80),
+                                    cwd=str(self.root), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                                    preexec_fn=limits_preexec(self.limits, self.uid))
+        tok = self._token.decode()
+        init = (f"PROMPT_COMMAND='__aw_rc=$?; disown -a; kill -9 -1 2>/dev/null; "
+                f"if ((__aw_rc)); then __aw_st=\"[$__aw_rc] \"; else __aw_st=; fi'; "
+                f"PS1=$'\\x1e{tok}:${{__aw_rc}}:${{PWD}}\\x1f${{__aw_st}}user@sandbox:\\\\w$ \\x1e{tok}.\\x1f'; "
+                f"PS2=$'\\x1e{tok}>\\x1f> '; unset HISTFILE; "
+                f"cd -- {_quote(cwd or self.home)} 2>/dev/null; history -c; (exit {int(exit_code)})")
+        self._child.sendline(init)
+        collector = _Collector(0)
+        status, match = self._collect(collector, time.monotonic() + 10.0)
+        if status != "prompt" or match is None:
+            self._kill()
+            raise RuntimeError(f"the sandboxed shell ({self.kind}) did not start: {status}")
+        return self._result(b"", match)
+
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        """Run one command line and wait for the next prompt.
+
+        Args:
+            command: One line (line breaks are entered as separate lines).
+            timeout_s: Wall-clock limit, seconds (default ``limits.command_timeout_s``).
+                On expiry Ctrl-C is sent; if no prompt follows within 2 s the
+                shell is killed and restarted in the same directory.
+        """
+        lines = command.replace("\r\n", "\n").split("\n")
+        if len(lines) > 1:
+            results = [self.run(line, timeout_s) for line in lines]
+            last = results[-1]
+            last.output = "".join(r.text for r in results[:-1]) + last.output
+            last.timed_out = any(r.timed_out for r in results)
+            last.restarted = any(r.restarted for r in results)
+            last.truncated = any(r.truncated for r in results)
+            return last
+        if self._child is None:
+            self.start()
+        self._drain()
+        timeout = self.limits.command_timeout_s if timeout_s is None else timeout_s
+        last = self._last
+        collector = _Collector(self.limits.output_bytes * 4)
+        self._child.sendline(command)
+        status, match = self._collect(collector, time.monotonic() + timeout)
+        timed_out = status == "timeout"
+        if status in ("timeout", "ps2"):
+            self._child.sendintr()
+            collector.feed(b"^C")
+            status, match = self._collect(collector, time.monotonic() + GRACE_S)
+        if status == "prompt" and match is not None:
+            result = self._result(collector.head + collector.tail[: match.start()], match)
+            if timed_out:
+                result.output = _with_note(result.output, TIMEOUT_NOTE.format(t=timeout))
+                result.timed_out = True
+            return result
+        raw = collector.head + collector.tail
+        if status == "eof" and not timed_out:
+            result = self.start()
+            note = EXIT_NOTE
+        else:
+            result = self.start(cwd=last.cwd if last else None, exit_code=130)
+            note = RESTART_NOTE.format(t=timeout)
+        out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
+        result.output = _with_note(out, note)
+        result.timed_out, result.restarted, result.truncated = timed_out or status != "eof", True, truncated
+        return result
+
+    def close(self) -> None:
+        """Kill the sandbox and delete its identity files. Idempotent."""
+        self._kill()
+        shutil.rmtree(self._meta, ignore_errors=True)
+
+    def _result(self, raw: bytes, match: re.Match[bytes]) -> CommandResult:
+        out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
+        code, cwd = int(match.group(1)), match.group(2).decode("utf-8", errors="replace")
+        prompt = match.group(3).decode("utf-8", errors="replace")
+        self._last = CommandResult(out, prompt, code, cwd, truncated=truncated)
+        return self._last
+
+    def _collect(self, col: _Collector, deadline: float) -> tuple[str, re.Match[bytes] | None]:
+        tok = re.escape(self._token)
+        done = re.compile(rb"\x1e" + tok + rb":(\d+):(.*?)\x1f(.*?)\x1e" + tok + rb"\.\x1f", re.S)
+        ps2 = b"\x1e" + self._token + b">\x1f"
+        assert self._child is not None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout", None
+            try:
+                col.feed(self._child.read_nonblocking(65536, timeout=min(left, 0.5)))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                return "eof", None
+            match = done.search(col.tail)
+            if match:
+                return "prompt", match
+            if ps2 in col.tail:
+                col.tail[:] = col.tail.replace(ps2, b"")
+                return "ps2", None
+
+    def _drain(self) -> None:
+        assert self._child is not None
+        try:
+            while self._child.read_nonblocking(65536, timeout=0):
+                pass
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            pass
+
+    def _kill(self) -> None:
+        if self._child is not None:
+            try:
+                self._child.close(force=True)
+            except (OSError, pexpect.ExceptionPexpect):
+                pass
+            self._child = None
+        self._last = None
+
+
+def _quote(path: str) -> str:
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
+def _with_note(output: str, note: str) -> str:
+    if output and not output.endswith("\n"):
+        output += "\n"
+    return output + note + "\n"
+
+
+__all__ = ["CommandResult", "Shell"]

@@ -1,0 +1,128 @@
+"""``SimEnv``: a Gymnasium environment whose transitions a world model predicts."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from agentworld.core.protocols import Domain, WorldModel
+from agentworld.core.types import Task
+from agentworld.sim.simulator import Simulator
+
+CHARSET = string.printable  # printable ASCII, space, \t \n \r \x0b \x0c
+MAX_LENGTH = 8192
+
+
+class SimEnv(gym.Env[str, str]):
+    """A text environment simulated by a world model (Gymnasium 1.x API).
+
+    Observations and actions are strings (``spaces.Text`` over printable ASCII
+    with whitespace, 0 to ``max_length`` characters). Predicted observations
+    are returned verbatim, so a model may emit characters outside the charset.
+    ``reward`` is always ``0.0`` and ``terminated`` always ``False`` (reward
+    prediction comes later). ``truncated`` is ``True`` once ``max_steps`` steps
+    ran (``info["truncated_reason"] = "max_steps"``) or when the answer had no
+    observation block (``"malformed"``; the observation is then ``""``).
+    ``info`` carries ``raw`` (the answer), ``parsed``, ``num_tokens``, ``turn``.
+
+    Several ``SimEnv`` may share one world model or one :class:`Simulator`.
+
+    Args:
+        world_model: A :class:`WorldModel` or a :class:`Simulator` to step on.
+        domain: Gives the system prompt (``domain.system_prompt(task)``) when none is passed.
+        system_prompt: Default world-model system prompt.
+        initial_observation: Default observation returned by ``reset``.
+        task: Default task.
+        max_steps: Steps before truncation.
+        max_new_tokens: Generation limit per step (tokens; ``None``: model default).
+        max_length: Longest action/observation text of the spaces (characters).
+        render_mode: ``None`` or ``"ansi"``.
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        world_model: WorldModel | Simulator,
+        *,
+        domain: Domain | None = None,
+        system_prompt: str | None = None,
+        initial_observation: str = "",
+        task: Task | None = None,
+        max_steps: int = 50,
+        max_new_tokens: int | None = None,
+        max_length: int = MAX_LENGTH,
+        render_mode: str | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if isinstance(world_model, Simulator):
+            self.simulator = world_model
+        else:
+            self.simulator = Simulator(world_model, max_new_tokens=max_new_tokens)
+        self.domain, self.task = domain, task
+        self.system_prompt, self.initial_observation = system_prompt, initial_observation
+        self.max_steps = max_steps
+        self.render_mode = render_mode
+        self.observation_space = spaces.Text(max_length, min_length=0, charset=CHARSET)
+        self.action_space = spaces.Text(max_length, min_length=0, charset=CHARSET)
+        self.episode_id: str | None = None
+        self._steps = 0
+        self._done = False
+        self._transcript: list[str] = []
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start a new episode: ``(initial observation, info)``.
+
+        ``options`` may override ``task``, ``initial_observation`` and ``system_prompt``.
+        """
+        super().reset(seed=seed)
+        options = options or {}
+        task = options.get("task", self.task)
+        observation = options.get("initial_observation", self.initial_observation)
+        system_prompt = options.get("system_prompt", self.system_prompt)
+        if system_prompt is None:
+            system_prompt = self.domain.system_prompt(task) if self.domain is not None else ""
+        if self.episode_id is not None:
+            self.simulator.close_sync(self.episode_id)
+        self.episode_id = self.simulator.open_sync(system_prompt, observation, task)
+        self._steps, self._done = 0, False
+        self._transcript = [self.simulator.messages(self.episode_id)[0]["content"]]
+        return observation, {"episode_id": self.episode_id, "task_id": task.id if task else None}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """One simulated transition: ``(observation, reward, terminated, truncated, info)``.
+
+        Raises:
+            RuntimeError: ``reset`` was not called, or the episode already ended.
+        """
+        if self.episode_id is None or self._done:
+            raise RuntimeError("call reset() before step() (the episode has ended or not started)")
+        [(observation, info)] = self.simulator.step_many([(self.episode_id, action)])
+        self._steps += 1
+        truncated = False
+        if observation is None:
+            truncated, info["truncated_reason"] = True, "malformed"
+        elif self._steps >= self.max_steps:
+            truncated, info["truncated_reason"] = True, "max_steps"
+        self._done = truncated
+        self._transcript.append(f">>> {action}")
+        self._transcript.append(observation if observation is not None else f"[malformed answer]\n{info['raw']}")
+        return observation or "", 0.0, False, truncated, info
+
+    def render(self) -> str | None:
+        """The transcript so far (system content, then ``>>> action`` and observation per step)."""
+        if self.render_mode != "ansi":
+            return None
+        return "\n".join(self._transcript) + "\n"
+
+    def close(self) -> None:
+        """Close the simulated episode."""
+        if self.episode_id is not None:
+            self.simulator.close_sync(self.episode_id)
+            self.episode_id = None

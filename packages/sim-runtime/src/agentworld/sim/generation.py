@@ -1,0 +1,170 @@
+"""Token-level generation engines: prompt ids in, generated ids out.
+
+:class:`TokenEngine` is the seam between a world model (chat messages, parsing)
+and the machinery that runs the network. :class:`StaticBatchEngine` is the
+simple, correct one: micro-batches of left-padded prompts, one prefill, then
+one decode step per token with a KV cache, finished rows dropped from the
+batch. A paged-KV continuous-batching engine implements the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import torch
+from transformers import DynamicCache, PreTrainedModel
+
+from agentworld.sim.sampling import SamplingParams, sample
+
+FinishReason = Literal["stop", "length"]
+
+
+@dataclass(slots=True)
+class GenerationOutput:
+    """One generated continuation.
+
+    Attributes:
+        token_ids: Generated ids ``[num_tokens]``, the stop token included when one ended it.
+        finish_reason: ``"stop"`` (stop token or stop string) or ``"length"`` (token limit).
+    """
+
+    token_ids: list[int]
+    finish_reason: FinishReason
+
+
+class TokenEngine(Protocol):
+    """Generates continuations of ``[batch]`` prompts given as token id lists."""
+
+    def generate(
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams
+    ) -> list[GenerationOutput]: ...
+
+
+class StaticBatchEngine:
+    """Batched generation with a Hugging Face causal LM and a ``DynamicCache``.
+
+    Greedy outputs equal ``model.generate`` token for token (same stop tokens,
+    fp32), whatever the batch composition, up to floating-point ties.
+
+    Args:
+        model: A causal LM taking ``input_ids, attention_mask, position_ids, cache``.
+        pad_token_id: Id used for left padding (masked out, any valid id works).
+        stop_token_ids: Ids that end a row (kept as its last token).
+        stop_strings: Texts that end a row once they appear in its decoded output.
+        decode: Token ids -> text; required when ``stop_strings`` is given.
+        batch_size: Most prompts per forward pass (micro-batch size).
+        max_positions: Context length of the model (tokens); a row stops when
+            prompt + generated tokens reach it. ``None``: no limit.
+        generator: Random generator for sampling (``None``: torch's global one).
+    """
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        *,
+        pad_token_id: int,
+        stop_token_ids: Iterable[int] = (),
+        stop_strings: Sequence[str] = (),
+        decode: Callable[[list[int]], str] | None = None,
+        batch_size: int = 16,
+        max_positions: int | None = None,
+        generator: torch.Generator | None = None,
+    ):
+        if stop_strings and decode is None:
+            raise ValueError("stop_strings need a decode function")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.model = model
+        self.pad_token_id = pad_token_id
+        self.stop_token_ids = frozenset(stop_token_ids)
+        self.stop_strings = tuple(stop_strings)
+        self.decode = decode
+        self.batch_size = batch_size
+        self.max_positions = max_positions
+        self.generator = generator
+        # A stop string is completed by the newest token; every token that carries one of
+        # its characters is within the last len(string) tokens.
+        self._window = max((len(s) for s in stop_strings), default=0)
+
+    def generate(
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams
+    ) -> list[GenerationOutput]:
+        """Continuations of ``[batch]`` prompts (each ``[seq_len]`` ids), in input order.
+
+        Prompts are sorted by length into micro-batches of ``batch_size`` to limit padding.
+
+        Raises:
+            ValueError: A prompt is empty.
+        """
+        if any(len(p) == 0 for p in prompts):
+            raise ValueError("prompts must not be empty")
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        results: list[GenerationOutput | None] = [None] * len(prompts)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            for i, output in zip(chunk, self._generate_batch([prompts[i] for i in chunk], params)):
+                results[i] = output
+        return results  # type: ignore[return-value]
+
+    def _stopped(self, ids: list[int]) -> bool:
+        if ids[-1] in self.stop_token_ids:
+            return True
+        if self._window and self.decode is not None:
+            tail = self.decode(ids[-self._window:])
+            return any(s in tail for s in self.stop_strings)
+        return False
+
+    def _limit(self, prompt_len: int, params: SamplingParams) -> int:
+        if self.max_positions is None:
+            return params.max_new_tokens
+        return max(1, min(params.max_new_tokens, self.max_positions - prompt_len))
+
+    @torch.inference_mode()
+    def _generate_batch(
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams
+    ) -> list[GenerationOutput]:
+        device = self.model.device
+        n, width = len(prompts), max(len(p) for p in prompts)
+        input_ids = torch.full((n, width), self.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((n, width), dtype=torch.long)
+        for i, prompt in enumerate(prompts):  # left padding
+            input_ids[i, width - len(prompt):] = torch.tensor(list(prompt), dtype=torch.long)
+            mask[i, width - len(prompt):] = 1
+        input_ids, mask = input_ids.to(device), mask.to(device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+
+        limits = [self._limit(len(p), params) for p in prompts]
+        outputs: list[list[int]] = [[] for _ in range(n)]
+        finish: list[FinishReason] = ["length"] * n
+        rows = list(range(n))  # prompt index of each live batch row
+        cache = DynamicCache(config=self.model.config)
+        out = self.model(
+            input_ids=input_ids, attention_mask=mask, position_ids=positions,
+            cache=cache, use_cache=True, logits_to_keep=1,
+        )
+        next_pos = positions[:, -1] + 1
+        while True:
+            tokens = sample(out.logits[:, -1, :], params, self.generator)
+            keep = []
+            for j, (row, token) in enumerate(zip(rows, tokens.tolist())):
+                outputs[row].append(token)
+                if self._stopped(outputs[row]):
+                    finish[row] = "stop"
+                elif len(outputs[row]) < limits[row]:
+                    keep.append(j)
+            if not keep:
+                break
+            if len(keep) < len(rows):  # drop finished rows from the batch and the cache
+                index = torch.tensor(keep, device=device)
+                cache.batch_select_indices(index)
+                tokens, mask, next_pos = tokens[index], mask[index], next_pos[index]
+                rows = [rows[j] for j in keep]
+            mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
+            out = self.model(
+                input_ids=tokens[:, None], attention_mask=mask, position_ids=next_pos[:, None],
+                cache=cache, use_cache=True,
+            )
+            next_pos = next_pos + 1
+        return [GenerationOutput(ids, reason) for ids, reason in zip(outputs, finish)]

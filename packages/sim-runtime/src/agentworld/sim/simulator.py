@@ -1,0 +1,228 @@
+"""Many simulated episodes on one world model, with their steps batched together.
+
+Each episode keeps its chat history: the system message (domain prompt, task
+and initial observation, exactly as :func:`agentworld.core.formats.system_message`
+renders them for training), then per step the user's action and the
+assistant's ``<predicted_observation>`` block. Concurrent :meth:`Simulator.step`
+calls from many coroutines are gathered into one ``predict`` call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentworld.core.formats import system_message, wrap_observation
+from agentworld.core.protocols import WorldModel
+from agentworld.core.types import Episode, Observation, Prediction, Task
+
+Message = dict[str, str]
+StepResult = tuple[str | None, dict[str, Any]]
+
+
+@dataclass(slots=True)
+class _Episode:
+    messages: list[Message]
+    turns: int = 0
+    busy: bool = False
+
+
+@dataclass(slots=True)
+class _Pending:
+    episode_id: str
+    action: str
+    future: asyncio.Future[StepResult] = field(repr=False)
+
+
+class Simulator:
+    """Episodes stepped by a shared :class:`WorldModel`.
+
+    A step whose answer has no observation block returns ``(None, info)`` with
+    ``info["parsed"] = False`` and leaves the history unchanged, so the step can
+    be retried (useful with sampling). ``info`` holds ``raw`` (the answer text),
+    ``parsed``, ``num_tokens`` (generated tokens) and ``turn`` (0-based step index).
+
+    Args:
+        world_model: Anything with ``predict(requests, *, max_new_tokens)``.
+        max_batch: Most steps per ``predict`` call.
+        max_wait_s: How long the batching loop waits for more steps (seconds).
+        max_new_tokens: Generation limit passed to ``predict`` (``None``: model default).
+    """
+
+    def __init__(
+        self,
+        world_model: WorldModel,
+        *,
+        max_batch: int = 64,
+        max_wait_s: float = 0.005,
+        max_new_tokens: int | None = None,
+    ):
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        self.world_model = world_model
+        self.max_batch = max_batch
+        self.max_wait_s = max_wait_s
+        self.max_new_tokens = max_new_tokens
+        self._episodes: dict[str, _Episode] = {}
+        self._lock = threading.Lock()
+        self._pending: list[_Pending] = []
+        self._full: asyncio.Event | None = None
+        self._worker: asyncio.Task[None] | None = None
+
+    # -- episodes ---------------------------------------------------------------------------
+
+    def open_sync(self, system_prompt: str, initial_observation: str, task: Task | None = None) -> str:
+        """Start an episode and return its id."""
+        episode = Episode(
+            domain=task.domain if task else "",
+            task=task,
+            system_prompt=system_prompt,
+            initial_observation=Observation(text=initial_observation),
+        )
+        with self._lock:
+            self._episodes[episode.id] = _Episode([{"role": "system", "content": system_message(episode)}])
+        return episode.id
+
+    def fork_sync(self, episode_id: str) -> str:
+        """A new episode with a copy of ``episode_id``'s history. Raises ``KeyError`` if unknown."""
+        with self._lock:
+            source = self._get(episode_id)
+            new_id = uuid.uuid4().hex
+            self._episodes[new_id] = _Episode(list(source.messages), source.turns)
+        return new_id
+
+    def close_sync(self, episode_id: str) -> None:
+        """Forget an episode (a step in flight still returns its result). Unknown ids are ignored."""
+        with self._lock:
+            self._episodes.pop(episode_id, None)
+
+    def messages(self, episode_id: str) -> list[Message]:
+        """A copy of the episode's chat history. Raises ``KeyError`` if unknown."""
+        with self._lock:
+            return [dict(m) for m in self._get(episode_id).messages]
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+    async def open(self, system_prompt: str, initial_observation: str, task: Task | None = None) -> str:
+        """Start an episode and return its id."""
+        return self.open_sync(system_prompt, initial_observation, task)
+
+    async def fork(self, episode_id: str) -> str:
+        """A new episode with a copy of ``episode_id``'s history."""
+        return self.fork_sync(episode_id)
+
+    async def close(self, episode_id: str) -> None:
+        """Forget an episode."""
+        self.close_sync(episode_id)
+
+    # -- stepping ---------------------------------------------------------------------------
+
+    def step_many(self, pairs: Sequence[tuple[str, str]]) -> list[StepResult]:
+        """Step ``[batch]`` ``(episode_id, action_text)`` pairs with one ``predict`` call.
+
+        Raises:
+            KeyError: An episode id is unknown.
+            RuntimeError: An episode appears twice or already has a step in flight.
+        """
+        self._reserve([episode_id for episode_id, _ in pairs])
+        return self._predict(pairs)
+
+    async def step(self, episode_id: str, action_text: str) -> StepResult:
+        """``(observation or None, info)`` after ``action_text``; batched with concurrent calls.
+
+        Raises:
+            KeyError: ``episode_id`` is unknown or closed before its step ran.
+            RuntimeError: The episode already has a step in flight.
+        """
+        self._reserve([episode_id])
+        loop = asyncio.get_running_loop()
+        pending = _Pending(episode_id, action_text, loop.create_future())
+        self._pending.append(pending)
+        if self._full is None or self._worker is None or self._worker.done():
+            self._full = asyncio.Event()
+            self._worker = loop.create_task(self._run())
+        if len(self._pending) >= self.max_batch:
+            self._full.set()
+        return await pending.future
+
+    async def _run(self) -> None:
+        """Batching loop: gather pending steps, predict in a thread, resolve the futures."""
+        assert self._full is not None
+        while self._pending:
+            if len(self._pending) < self.max_batch:
+                self._full.clear()
+                try:
+                    await asyncio.wait_for(self._full.wait(), self.max_wait_s)
+                except TimeoutError:
+                    pass
+            batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
+            with self._lock:
+                closed = [p for p in batch if p.episode_id not in self._episodes]
+                batch = [p for p in batch if p.episode_id in self._episodes]
+            for p in closed:
+                p.future.set_exception(KeyError(f"episode {p.episode_id!r} was closed before its step ran"))
+            if not batch:
+                continue
+            try:
+                results = await asyncio.to_thread(self._predict, [(p.episode_id, p.action) for p in batch])
+            except Exception as error:  # the world model failed: every step of the batch fails
+                for p in batch:
+                    p.future.set_exception(error)
+                continue
+            for p, result in zip(batch, results):
+                p.future.set_result(result)
+
+    # -- history bookkeeping ----------------------------------------------------------------
+
+    def _get(self, episode_id: str) -> _Episode:
+        try:
+            return self._episodes[episode_id]
+        except KeyError:
+            raise KeyError(f"unknown episode {episode_id!r} (closed or never opened)") from None
+
+    def _reserve(self, ids: Sequence[str]) -> None:
+        with self._lock:
+            episodes = [self._get(i) for i in ids]
+            if len(set(ids)) != len(ids) or any(e.busy for e in episodes):
+                raise RuntimeError("an episode may have only one step in flight")
+            for episode in episodes:
+                episode.busy = True
+
+    def _predict(self, pairs: Sequence[tuple[str, str]]) -> list[StepResult]:
+        """Predict for reserved episodes and commit the results (releasing them)."""
+        try:
+            with self._lock:
+                requests = [
+                    [*self._get(episode_id).messages, {"role": "user", "content": action}]
+                    for episode_id, action in pairs
+                ]
+            predictions = self.world_model.predict(requests, max_new_tokens=self.max_new_tokens)
+        except BaseException:
+            with self._lock:
+                for episode_id, _ in pairs:
+                    if episode_id in self._episodes:
+                        self._episodes[episode_id].busy = False
+            raise
+        return self._commit(pairs, predictions)
+
+    def _commit(self, pairs: Sequence[tuple[str, str]], predictions: Sequence[Prediction]) -> list[StepResult]:
+        results: list[StepResult] = []
+        with self._lock:
+            for (episode_id, action), prediction in zip(pairs, predictions, strict=True):
+                episode = self._episodes.get(episode_id)
+                turn = episode.turns if episode is not None else -1
+                parsed = prediction.observation is not None
+                if episode is not None:
+                    episode.busy = False
+                    if parsed:
+                        episode.messages.append({"role": "user", "content": action})
+                        episode.messages.append({"role": "assistant", "content": wrap_observation(prediction.observation)})
+                        episode.turns += 1
+                info = {"raw": prediction.text, "parsed": parsed, "num_tokens": prediction.num_tokens, "turn": turn}
+                results.append((prediction.observation, info))
+        return results

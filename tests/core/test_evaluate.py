@@ -1,0 +1,193 @@
+"""Fidelity evaluation and report on hand-made episodes with hand-computed scores."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import fsspec
+import pytest
+from agentworld.core import plugins
+from agentworld.core.builtins import ConstantWorldModel
+from agentworld.core.evaluate import EvalResult, evaluate, stat, transitions
+from agentworld.core.formats import sft_pair
+from agentworld.core.report import write_report
+from agentworld.core.types import Action, Episode, Observation, Prediction, Step
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _episode(eid: str, initial: str, steps: list[tuple[str, str]]) -> Episode:
+    return Episode(
+        id=eid,
+        domain="toy",
+        system_prompt="A toy shell.",
+        initial_observation=Observation(text=initial),
+        steps=[Step(action=Action(text=a), observation=Observation(text=o)) for a, o in steps],
+    )
+
+
+EPISODES = [
+    _episode("e1", "start", [("ls", "file.txt"), ("ls -a", "file.txt\n.hidden"), ("touch x", "")]),
+    _episode("e2", "hello", [("echo hi", "hi"), ("echo hi", "hi"), ("true", "")]),
+]
+
+
+class FirstWord:
+    """Minimal domain: action type = first word; output = all but the last line (a prompt)."""
+
+    name, version = "toy", "1"
+
+    def action_type(self, action: Action) -> str:
+        return action.text.split()[0]
+
+    def score(self, predicted: str, reference: Observation) -> float:
+        return float(predicted == reference.text)
+
+
+class PromptDomain(FirstWord):
+    def output_text(self, observation: Observation) -> str:
+        return observation.text.rpartition("\n")[0]
+
+
+class Garbage:
+    """A world model whose answers never hold an observation block."""
+
+    def predict(self, requests, *, max_new_tokens=None):
+        return [Prediction(text="no block here", observation=None) for _ in requests]
+
+
+@pytest.fixture(scope="module")
+def result() -> EvalResult:
+    models = {
+        "copy": ConstantWorldModel("copy-previous"),
+        "empty": ConstantWorldModel("empty"),
+        "garbage": Garbage(),
+    }
+    rewards = {
+        name: plugins.get_reward(name) for name in ("line_f1", "exact_match", "format_validity")
+    }
+    return evaluate(
+        models, transitions(EPISODES, FirstWord()), rewards, domain=FirstWord(), batch_size=4
+    )
+
+
+def test_transitions_fields():
+    items = transitions(EPISODES)
+    assert [(t.episode_id, t.turn) for t in items] == [
+        ("e1", 0),
+        ("e1", 1),
+        ("e1", 2),
+        ("e2", 0),
+        ("e2", 1),
+        ("e2", 2),
+    ]
+    assert items[4].messages == sft_pair(EPISODES[1], 1)[0]
+    assert items[4].reference.text == "hi" and items[4].action.text == "echo hi"
+    assert {t.action_type for t in items} == {"other"}
+    assert [t.output_nonempty for t in items] == [True, True, False, True, True, False]
+    typed = transitions(EPISODES, FirstWord())
+    assert [t.action_type for t in typed] == ["ls", "ls", "touch", "echo", "echo", "true"]
+
+
+def test_output_text_hook_decides_nonempty():
+    ep = _episode("p", "$ ", [("cd /", "$ "), ("ls", "bin\n$ ")])
+    assert [t.output_nonempty for t in transitions([ep], PromptDomain())] == [False, True]
+    assert [t.output_nonempty for t in transitions([ep])] == [True, True]
+
+
+def test_overall_means(result):
+    o = result.overall
+    assert o["empty"]["exact_match"].mean == pytest.approx(1 / 3)  # the two empty observations
+    assert o["empty"]["line_f1"].mean == pytest.approx(1 / 3)
+    assert o["copy"]["exact_match"].mean == pytest.approx(1 / 6)  # e2 turn 1 repeats "hi"
+    assert o["copy"]["line_f1"].mean == pytest.approx((2 / 3 + 1) / 6)
+    assert o["copy"]["format_validity"].mean == 1.0
+    assert all(s.mean == 0.0 for s in o["garbage"].values())
+    assert o["copy"]["line_f1"].n == 6
+    assert result.num_transitions == 6 and result.num_episodes == 2 and result.num_nonempty == 4
+    assert result.models == ["copy", "empty", "garbage"] and result.main_metric == "line_f1"
+
+
+def test_subsets(result):
+    assert result.nonempty["empty"]["exact_match"].mean == 0.0
+    assert result.nonempty["copy"]["line_f1"].mean == pytest.approx((2 / 3 + 1) / 4)
+    assert result.nonempty["copy"]["line_f1"].n == 4
+    types = result.by_action_type["copy"]
+    assert types["ls"]["line_f1"].mean == pytest.approx(1 / 3)
+    assert types["echo"]["line_f1"].mean == pytest.approx(0.5)
+    assert types["touch"]["line_f1"].mean == 0.0
+    assert result.by_turn["empty"][2]["exact_match"].mean == 1.0
+    assert result.by_turn["empty"][0]["exact_match"].mean == 0.0
+    assert result.by_turn["copy"][1]["line_f1"].mean == pytest.approx(5 / 6)
+
+
+def test_confidence_interval(result):
+    s = result.overall["empty"]["exact_match"]
+    std = math.sqrt((4 * (1 / 3) ** 2 + 2 * (2 / 3) ** 2) / 5)
+    assert s.std == pytest.approx(std)
+    assert s.ci_low == 0.0  # 1/3 - 1.96 * 0.516 / sqrt(6) < 0, clipped
+    assert s.ci_high == pytest.approx(1 / 3 + 1.959963984540054 * std / math.sqrt(6))
+    one = stat([0.5])
+    assert (one.ci_low, one.ci_high, one.n) == (0.0, 1.0, 1)
+    with pytest.raises(ValueError):
+        stat([])
+
+
+def test_rows_and_json_roundtrip(result):
+    assert len(result.rows) == 18
+    row = next(r for r in result.rows if r.model == "copy" and r.episode_id == "e2" and r.turn == 1)
+    assert row.prediction == "hi" and row.reference == "hi" and row.scores["exact_match"] == 1.0
+    assert EvalResult.model_validate_json(result.model_dump_json()) == result
+
+
+def test_progress_and_errors():
+    calls: list[tuple[int, int]] = []
+    items = transitions(EPISODES)
+    rewards = {"exact_match": plugins.get_reward("exact_match")}
+    evaluate(
+        {"empty": ConstantWorldModel("empty")},
+        items,
+        rewards,
+        batch_size=4,
+        progress=lambda d, t: calls.append((d, t)),
+    )
+    assert calls == [(4, 6), (6, 6)]
+    with pytest.raises(ValueError, match="main_metric"):
+        evaluate({"e": ConstantWorldModel("empty")}, items, rewards, main_metric="bleu")
+    with pytest.raises(ValueError, match="batch_size"):
+        evaluate({"e": ConstantWorldModel("empty")}, items, rewards, batch_size=0)
+    bad = {"bad": lambda p, r, c: [2.0] * len(p)}
+    with pytest.raises(ValueError, match="outside"):
+        evaluate({"e": ConstantWorldModel("empty")}, items, bad)
+
+
+def test_write_report_local(result, tmp_path):
+    paths = write_report(result, str(tmp_path / "run"), extra={"model": "toy-lwm"})
+    assert set(paths) == {"metrics", "predictions", "report", "figure"}
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["extra"] == {"model": "toy-lwm"} and "rows" not in metrics
+    assert metrics["overall"]["empty"]["exact_match"]["mean"] == pytest.approx(1 / 3)
+    md = (tmp_path / "run" / "report.md").read_text()
+    for heading in (
+        "## Overall",
+        "## Steps with non-empty real output",
+        "## By action type",
+        "## By turn index",
+        "## Examples",
+    ):
+        assert heading in md
+    assert "| exact_match | 0.167 [" in md and "toy-lwm" in md
+    png = (tmp_path / "run" / "fidelity.png").read_bytes()
+    assert png.startswith(PNG_MAGIC) and len(png) > 10_000
+    lines = (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == 18
+    assert not [p for p in (tmp_path / "run").iterdir() if ".tmp-" in p.name]
+
+
+def test_write_report_fsspec_memory(result):
+    paths = write_report(result, "memory://reports/r1")
+    with fsspec.open(paths["figure"], "rb") as f:
+        assert f.read(8) == PNG_MAGIC
+    with fsspec.open(paths["metrics"], "r") as f:
+        assert json.load(f)["main_metric"] == "line_f1"
