@@ -3,12 +3,22 @@ with a ChatML template plus random Qwen3 / Llama models built from configs."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+from transformers import (
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+    Qwen3Config,
+    Qwen3ForCausalLM,
+)
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)  # one xdist worker per core: avoid OpenMP oversubscription
 
 CHATML = (
     "{% for message in messages %}"
@@ -34,23 +44,41 @@ def build_tokenizer() -> PreTrainedTokenizerFast:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=400, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        vocab_size=400,
+        special_tokens=SPECIALS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     tok.train_from_iterator(CORPUS, trainer)
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", chat_template=CHATML
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        chat_template=CHATML,
     )
 
 
-def save_checkpoint(path: Path, arch: str = "qwen3", *, hidden: int = 64, layers: int = 2,
-                    max_positions: int = 512, seed: int = 0) -> Path:
+def save_checkpoint(
+    path: Path,
+    arch: str = "qwen3",
+    *,
+    hidden: int = 64,
+    layers: int = 2,
+    max_positions: int = 512,
+    seed: int = 0,
+) -> Path:
     """Save a random tiny ``arch`` model plus the test tokenizer to ``path``."""
     tokenizer = build_tokenizer()
     common = dict(
-        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
-        num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=max_positions, initializer_range=0.2,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=max_positions,
+        initializer_range=0.2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
     )
     torch.manual_seed(seed)
     if arch == "qwen3":
@@ -70,3 +98,64 @@ def qwen3_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def llama_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_checkpoint(tmp_path_factory.mktemp("llama"), "llama")
+
+
+ANSWER = "<predicted_observation>\nhello.txt\n</predicted_observation>"
+
+
+def train_constant(path: Path, *, steps: int = 60, seed: int = 0) -> Path:
+    """Train a tiny Qwen3 for ``steps`` steps to always answer :data:`ANSWER`; save it to ``path``."""
+    import random
+    import string
+
+    save_checkpoint(path, "qwen3", seed=seed)
+    model = Qwen3ForCausalLM.from_pretrained(path)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(path)
+    rng = random.Random(seed)
+    target = tokenizer(ANSWER + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(steps):
+        rows = []
+        for _ in range(6):
+            messages = [{"role": "system", "content": rng.choice(CORPUS)}]
+            for _ in range(rng.randint(0, 2)):
+                messages += [
+                    {"role": "user", "content": rng.choice(CORPUS)},
+                    {"role": "assistant", "content": ANSWER},
+                ]
+            action = "".join(rng.choices(string.printable, k=rng.randint(0, 100)))
+            messages.append({"role": "user", "content": action})
+            prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True)[
+                "input_ids"
+            ]
+            rows.append((list(prompt), target))
+        width = max(len(p) + len(t) for p, t in rows)
+        ids = torch.full((len(rows), width), tokenizer.pad_token_id)
+        labels = torch.full((len(rows), width), -100)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, (p, t) in enumerate(rows):
+            ids[i, : len(p) + len(t)] = torch.tensor(p + t)
+            labels[i, len(p) : len(p) + len(t)] = torch.tensor(t)
+            mask[i, : len(p) + len(t)] = 1
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.eval()
+    model.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def trained_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """Trained once per test run: pytest-xdist workers share it through a file lock."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    root = base if worker_id == "master" else base.parent
+    path = root / "sim-trained-constant"
+    with FileLock(str(path) + ".lock"):
+        if not (path / "model.safetensors").exists():
+            train_constant(path)
+    return path

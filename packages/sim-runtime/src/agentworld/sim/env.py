@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import string
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 from gymnasium import spaces
@@ -42,7 +42,7 @@ class SimEnv(gym.Env[str, str]):
         render_mode: ``None`` or ``"ansi"``.
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
@@ -112,7 +112,9 @@ class SimEnv(gym.Env[str, str]):
             truncated, info["truncated_reason"] = True, "max_steps"
         self._done = truncated
         self._transcript.append(f">>> {action}")
-        self._transcript.append(observation if observation is not None else f"[malformed answer]\n{info['raw']}")
+        self._transcript.append(
+            observation if observation is not None else f"[malformed answer]\n{info['raw']}"
+        )
         return observation or "", 0.0, False, truncated, info
 
     def render(self) -> str | None:

@@ -103,7 +103,7 @@ class StaticBatchEngine:
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         results: list[GenerationOutput | None] = [None] * len(prompts)
         for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
+            chunk = order[start : start + self.batch_size]
             for i, output in zip(chunk, self._generate_batch([prompts[i] for i in chunk], params)):
                 results[i] = output
         return results  # type: ignore[return-value]
@@ -112,7 +112,7 @@ class StaticBatchEngine:
         if ids[-1] in self.stop_token_ids:
             return True
         if self._window and self.decode is not None:
-            tail = self.decode(ids[-self._window:])
+            tail = self.decode(ids[-self._window :])
             return any(s in tail for s in self.stop_strings)
         return False
 
@@ -130,8 +130,8 @@ class StaticBatchEngine:
         input_ids = torch.full((n, width), self.pad_token_id, dtype=torch.long)
         mask = torch.zeros((n, width), dtype=torch.long)
         for i, prompt in enumerate(prompts):  # left padding
-            input_ids[i, width - len(prompt):] = torch.tensor(list(prompt), dtype=torch.long)
-            mask[i, width - len(prompt):] = 1
+            input_ids[i, width - len(prompt) :] = torch.tensor(list(prompt), dtype=torch.long)
+            mask[i, width - len(prompt) :] = 1
         input_ids, mask = input_ids.to(device), mask.to(device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
 
@@ -141,8 +141,12 @@ class StaticBatchEngine:
         rows = list(range(n))  # prompt index of each live batch row
         cache = DynamicCache(config=self.model.config)
         out = self.model(
-            input_ids=input_ids, attention_mask=mask, position_ids=positions,
-            cache=cache, use_cache=True, logits_to_keep=1,
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=positions,
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=1,
         )
         next_pos = positions[:, -1] + 1
         while True:
@@ -163,8 +167,11 @@ class StaticBatchEngine:
                 rows = [rows[j] for j in keep]
             mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
             out = self.model(
-                input_ids=tokens[:, None], attention_mask=mask, position_ids=next_pos[:, None],
-                cache=cache, use_cache=True,
+                input_ids=tokens[:, None],
+                attention_mask=mask,
+                position_ids=next_pos[:, None],
+                cache=cache,
+                use_cache=True,
             )
             next_pos = next_pos + 1
         return [GenerationOutput(ids, reason) for ids, reason in zip(outputs, finish)]

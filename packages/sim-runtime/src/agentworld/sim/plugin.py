@@ -1,4 +1,4 @@
-"""agentworld plugin of ``agentworld-sim``: registers the ``hf`` sim backend (torch loads lazily)."""
+"""Plugin of ``agentworld-sim``: registers the ``hf`` sim backend (torch is imported lazily)."""
 
 from __future__ import annotations
 

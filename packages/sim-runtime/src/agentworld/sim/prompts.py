@@ -58,11 +58,11 @@ def fit_prompt(messages: Sequence[Message], render: Render, budget: int) -> Fitt
     if len(ids) <= budget:
         return FittedPrompt(ids)
     head = list(messages[:1]) if messages[0]["role"] == "system" else []
-    body = list(messages[len(head):])
+    body = list(messages[len(head) :])
     max_drop = (len(body) - 1) // 2  # whole turns before the newest message
 
     def attempt(drop: int) -> list[int]:
-        return render(head + body[2 * drop:])
+        return render(head + body[2 * drop :])
 
     # Fewest dropped turns that fit: prompt length shrinks as turns are dropped.
     lo, hi, best = 1, max_drop, None
@@ -80,5 +80,12 @@ def fit_prompt(messages: Sequence[Message], render: Render, budget: int) -> Fitt
     keep_head = min(len(render(head)) if head else 0, budget // 2)
     tail = budget - keep_head
     cut = len(ids) - budget
-    logger.warning("prompt of %d tokens exceeds %d even without history; cutting %d tokens", len(ids), budget, cut)
-    return FittedPrompt(ids[:keep_head] + ids[len(ids) - tail:], dropped_turns=max_drop, cut_tokens=cut)
+    logger.warning(
+        "prompt of %d tokens exceeds %d even without history; cutting %d tokens",
+        len(ids),
+        budget,
+        cut,
+    )
+    return FittedPrompt(
+        ids[:keep_head] + ids[len(ids) - tail :], dropped_turns=max_drop, cut_tokens=cut
+    )

@@ -43,7 +43,7 @@ def sample(
     probs = torch.softmax(logits.float() / params.temperature, dim=-1)
     if params.top_p < 1:
         sorted_probs, order = probs.sort(dim=-1, descending=True)
-        # Drop a token when the mass strictly before it already reaches top_p (the top token always stays).
+        # Drop a token once the mass before it reaches top_p (the top token always stays).
         drop = sorted_probs.cumsum(dim=-1) - sorted_probs >= params.top_p
         sorted_probs = sorted_probs.masked_fill(drop, 0.0)
         probs = torch.zeros_like(probs).scatter_(-1, order, sorted_probs)

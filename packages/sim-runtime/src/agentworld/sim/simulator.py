@@ -75,7 +75,9 @@ class Simulator:
 
     # -- episodes ---------------------------------------------------------------------------
 
-    def open_sync(self, system_prompt: str, initial_observation: str, task: Task | None = None) -> str:
+    def open_sync(
+        self, system_prompt: str, initial_observation: str, task: Task | None = None
+    ) -> str:
         """Start an episode and return its id."""
         episode = Episode(
             domain=task.domain if task else "",
@@ -84,7 +86,9 @@ class Simulator:
             initial_observation=Observation(text=initial_observation),
         )
         with self._lock:
-            self._episodes[episode.id] = _Episode([{"role": "system", "content": system_message(episode)}])
+            self._episodes[episode.id] = _Episode(
+                [{"role": "system", "content": system_message(episode)}]
+            )
         return episode.id
 
     def fork_sync(self, episode_id: str) -> str:
@@ -96,7 +100,7 @@ class Simulator:
         return new_id
 
     def close_sync(self, episode_id: str) -> None:
-        """Forget an episode (a step in flight still returns its result). Unknown ids are ignored."""
+        """Forget an episode; a step in flight still returns. Unknown ids are ignored."""
         with self._lock:
             self._episodes.pop(episode_id, None)
 
@@ -108,7 +112,9 @@ class Simulator:
     def __len__(self) -> int:
         return len(self._episodes)
 
-    async def open(self, system_prompt: str, initial_observation: str, task: Task | None = None) -> str:
+    async def open(
+        self, system_prompt: str, initial_observation: str, task: Task | None = None
+    ) -> str:
         """Start an episode and return its id."""
         return self.open_sync(system_prompt, initial_observation, task)
 
@@ -160,17 +166,21 @@ class Simulator:
                     await asyncio.wait_for(self._full.wait(), self.max_wait_s)
                 except TimeoutError:
                     pass
-            batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
+            batch, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
             with self._lock:
                 closed = [p for p in batch if p.episode_id not in self._episodes]
                 batch = [p for p in batch if p.episode_id in self._episodes]
             for p in closed:
-                p.future.set_exception(KeyError(f"episode {p.episode_id!r} was closed before its step ran"))
+                p.future.set_exception(
+                    KeyError(f"episode {p.episode_id!r} was closed before its step ran")
+                )
             if not batch:
                 continue
             try:
-                results = await asyncio.to_thread(self._predict, [(p.episode_id, p.action) for p in batch])
-            except Exception as error:  # the world model failed: every step of the batch fails
+                results = await asyncio.to_thread(
+                    self._predict, [(p.episode_id, p.action) for p in batch]
+                )
+            except Exception as error:  # noqa: BLE001 -- the world model failed: every step of the batch fails
                 for p in batch:
                     p.future.set_exception(error)
                 continue
@@ -210,7 +220,9 @@ class Simulator:
             raise
         return self._commit(pairs, predictions)
 
-    def _commit(self, pairs: Sequence[tuple[str, str]], predictions: Sequence[Prediction]) -> list[StepResult]:
+    def _commit(
+        self, pairs: Sequence[tuple[str, str]], predictions: Sequence[Prediction]
+    ) -> list[StepResult]:
         results: list[StepResult] = []
         with self._lock:
             for (episode_id, action), prediction in zip(pairs, predictions, strict=True):
@@ -221,8 +233,18 @@ class Simulator:
                     episode.busy = False
                     if parsed:
                         episode.messages.append({"role": "user", "content": action})
-                        episode.messages.append({"role": "assistant", "content": wrap_observation(prediction.observation)})
+                        episode.messages.append(
+                            {
+                                "role": "assistant",
+                                "content": wrap_observation(prediction.observation),
+                            }
+                        )
                         episode.turns += 1
-                info = {"raw": prediction.text, "parsed": parsed, "num_tokens": prediction.num_tokens, "turn": turn}
+                info = {
+                    "raw": prediction.text,
+                    "parsed": parsed,
+                    "num_tokens": prediction.num_tokens,
+                    "turn": turn,
+                }
                 results.append((prediction.observation, info))
         return results

@@ -90,7 +90,9 @@ def build_model(preset: str, tokenizer: PreTrainedTokenizerBase) -> PreTrainedMo
     )
     config._attn_implementation = "sdpa"
     model = Qwen3ForCausalLM(config).to(torch.float32)
-    model.generation_config.eos_token_id = config.eos_token_id
+    # Chat turns end with <|im_end|>: make generate() stop there too (as Qwen's generation_config does).
+    im_end = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() else None
+    model.generation_config.eos_token_id = [im_end, config.eos_token_id] if im_end is not None else config.eos_token_id
     model.generation_config.pad_token_id = config.pad_token_id
     return model
 

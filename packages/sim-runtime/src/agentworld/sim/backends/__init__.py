@@ -1,1 +1,1 @@
-"""World-model backends. ``hf`` (Hugging Face transformers) lives in :mod:`agentworld.sim.backends.hf`."""
+"""World-model backends: ``hf`` (Hugging Face transformers) in :mod:`.hf`."""

@@ -9,7 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
 
 from agentworld.core.formats import OBS_CLOSE, parse_prediction
 from agentworld.core.protocols import Domain
@@ -32,7 +37,7 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 
 def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:
-    """``"auto"`` -> bfloat16 on a GPU that supports it, else float32; names like ``"float16"`` map to torch dtypes.
+    """``"auto"`` -> bfloat16 on a GPU that supports it, else float32; ``"float16"`` etc. by name.
 
     Raises:
         ValueError: ``dtype`` names no torch floating dtype.
@@ -56,7 +61,7 @@ def _hub_source(path: str) -> bool:
     """
     if os.path.isdir(path):
         return False
-    if os.path.exists(path) or path.startswith(("/", ".", "~")) or os.sep == "\\" and "\\" in path:
+    if os.path.exists(path) or path.startswith(("/", ".", "~")):
         raise FileNotFoundError(f"checkpoint directory {path!r} does not exist")
     logger.info("%r is not a local directory; loading it as a Hugging Face Hub id", path)
     return True
@@ -157,7 +162,8 @@ class HFWorldModel:
 
     def _stop_ids(self) -> list[int]:
         ids: list[int] = []
-        for value in (self.tokenizer.eos_token_id, self.model.generation_config.eos_token_id):
+        generation_config = getattr(self.model, "generation_config", None)
+        for value in (self.tokenizer.eos_token_id, getattr(generation_config, "eos_token_id", None)):
             ids += value if isinstance(value, list) else [value] if value is not None else []
         vocab = self.tokenizer.get_vocab()
         ids += [vocab[token] for token in STOP_TOKENS if token in vocab]
@@ -169,7 +175,7 @@ class HFWorldModel:
         return list(encoded["input_ids"])
 
     def prompt_budget(self, max_new_tokens: int) -> int | None:
-        """Most prompt tokens so that ``max_new_tokens`` still fit the context (at least half of it)."""
+        """Most prompt tokens leaving room for ``max_new_tokens`` (at least half the context)."""
         if self.max_positions is None:
             return None
         return max(self.max_positions - max_new_tokens, self.max_positions // 2)
@@ -187,7 +193,7 @@ class HFWorldModel:
     def predict(
         self, requests: Sequence[list[Message]], *, max_new_tokens: int | None = None
     ) -> list[Prediction]:
-        """Predictions ``[batch]`` for ``[batch]`` chat requests (each ending with the user's action).
+        """Predictions ``[batch]`` for ``[batch]`` chat requests, each ending with an action.
 
         Args:
             requests: Chat message lists ``[system?, (user, assistant) * T, user]``.
@@ -211,7 +217,9 @@ class HFWorldModel:
                 ids = ids[:-1]
             text = self.tokenizer.decode(ids, skip_special_tokens=True)
             observation = parse_prediction(text)
-            predictions.append(Prediction(text=text, observation=observation, num_tokens=len(output.token_ids)))
+            predictions.append(
+                Prediction(text=text, observation=observation, num_tokens=len(output.token_ids))
+            )
         return predictions
 
 
@@ -222,10 +230,13 @@ class HFBackend:
 
     def load(self, path: str, **options: Any) -> HFWorldModel:
         """Load a checkpoint; ``options`` as in :meth:`HFWorldModel.from_pretrained`
-        (``device``, ``dtype``, ``batch_size``, ``max_new_tokens``, ``temperature``, ``top_p``, ``seed``, ``gguf_file``)."""
+        (``device``, ``dtype``, ``gguf_file``, ``batch_size``, ``max_new_tokens``,
+        ``temperature``, ``top_p``, ``seed``)."""
         return HFWorldModel.from_pretrained(path, **options)
 
-    def make_env(self, world_model: Any, domain: Domain | str | None = None, **options: Any) -> SimEnv:
+    def make_env(
+        self, world_model: Any, domain: Domain | str | None = None, **options: Any
+    ) -> SimEnv:
         """A Gymnasium :class:`SimEnv` on ``world_model``; ``domain`` may be a registered name.
 
         Raises:

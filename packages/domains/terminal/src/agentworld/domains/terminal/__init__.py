@@ -1,1 +1,33 @@
-"""agentworld package."""
+"""agentworld terminal domain: real bash in a sandboxed pseudo-terminal.
+
+Public API (imported lazily)::
+
+    TerminalDomain, TerminalEnv, TerminalTaskSampler, ScriptedExpert,
+    RandomPolicy, score, explain, detect_sandbox, Limits
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "TerminalDomain": "domain",
+    "TerminalEnv": "env",
+    "TerminalTaskSampler": "tasks",
+    "ScriptedExpert": "expert",
+    "RandomPolicy": "random_policy",
+    "score": "scorer",
+    "explain": "explain",
+    "detect_sandbox": "sandbox",
+    "Limits": "sandbox",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
+    return getattr(module, name)

@@ -43,7 +43,7 @@ def display_cwd(cwd: str, home: str = HOME) -> str:
     if cwd == home:
         return "~"
     if cwd.startswith(home + "/"):
-        return "~" + cwd[len(home):]
+        return "~" + cwd[len(home) :]
     return cwd
 
 

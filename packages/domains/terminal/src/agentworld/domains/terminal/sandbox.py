@@ -7,7 +7,9 @@ Two sandboxes are supported, tried in this order:
   ``/proc``, all namespaces unshared (no network: only ``lo`` exists),
   hostname ``sandbox``, uid/gid 1000 shown as ``user``.
 * ``unshare`` (util-linux) fallback: new user, network, pid, mount, ipc and
-  uts namespaces; the shell starts in the episode root, which is its ``HOME``.
+  uts namespaces and a private ``/tmp``; the shell starts in the episode
+  root, which is its ``HOME`` (``cwd`` in observation states is mapped back to
+  ``/home/agent``, but ``pwd`` prints the host path).
   The host file system is protected only by the permissions of the
   unprivileged uid, and paths show the host location of the root.
 
@@ -29,43 +31,24 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import resource
 import shutil
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.prompt import HOME
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SANDBOX_ENV_VAR = "AGENTWORLD_TERMINAL_SANDBOX"
 _UID_BASE, _UID_SPAN = 200_000, 100_000
 _counter = itertools.count()
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Per-sandbox resource limits.
-
-    Attributes:
-        cpu_s: CPU time per process, seconds (``RLIMIT_CPU``).
-        memory_bytes: Address space per process, bytes (``RLIMIT_AS``).
-        nproc: Processes of the sandbox uid (``RLIMIT_NPROC``); when not
-            running as root this is added to the user's current count.
-        file_bytes: Largest file a process may write, bytes (``RLIMIT_FSIZE``).
-        tmp_bytes: Size of the private ``/tmp`` tmpfs, bytes (bubblewrap only).
-        command_timeout_s: Wall-clock limit of one command, seconds.
-        output_bytes: Most output kept in one observation, bytes.
-    """
-
-    cpu_s: int = 30
-    memory_bytes: int = 1 << 30
-    nproc: int = 64
-    file_bytes: int = 16 << 20
-    tmp_bytes: int = 64 << 20
-    command_timeout_s: float = 5.0
-    output_bytes: int = 4096
+_BWRAP_FIXED = (
+    "--ro-bind / / --dev /dev --proc /proc --tmpfs /home --unshare-all --die-with-parent "
+    "--uid 1000 --gid 1000 --hostname sandbox"
+).split()
+_UNSHARE_FIXED = (
+    "unshare --user --map-root-user --net --pid --fork --mount-proc --ipc --uts".split()
+)
 
 
 def _run_ok(argv: list[str]) -> bool:
@@ -101,8 +84,18 @@ def detect_sandbox() -> str:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             tried.append("bwrap: not installed (apt-get install bubblewrap)")
-        elif _run_ok([*_setpriv_prefix(probe_uid), bwrap, "--ro-bind", "/", "/", "--unshare-all",
-                      "--die-with-parent", "true"]):
+        elif _run_ok(
+            [
+                *_setpriv_prefix(probe_uid),
+                bwrap,
+                "--ro-bind",
+                "/",
+                "/",
+                "--unshare-all",
+                "--die-with-parent",
+                "true",
+            ]
+        ):
             version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout
             return version.strip() or "bubblewrap"
         else:
@@ -110,12 +103,26 @@ def detect_sandbox() -> str:
     if wanted in ("", "unshare"):
         if shutil.which("unshare") is None:
             tried.append("unshare: not installed (util-linux)")
-        elif _run_ok([*_setpriv_prefix(probe_uid), "unshare", "--user", "--map-root-user", "--net",
-                      "--pid", "--fork", "--mount-proc", "true"]):
+        elif _run_ok(
+            [
+                *_setpriv_prefix(probe_uid),
+                "unshare",
+                "--user",
+                "--map-root-user",
+                "--net",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "true",
+            ]
+        ):
             return "unshare"
         else:
             tried.append("unshare: user namespaces are not permitted here")
-    raise RuntimeError("no sandbox for the terminal domain: " + "; ".join(tried or [f"{SANDBOX_ENV_VAR}={wanted!r} is not a sandbox"]))
+    raise RuntimeError(
+        "no sandbox for the terminal domain: "
+        + "; ".join(tried or [f"{SANDBOX_ENV_VAR}={wanted!r} is not a sandbox"])
+    )
 
 
 def sandbox_uid() -> int:
@@ -129,49 +136,21 @@ def sandbox_uid() -> int:
     return _UID_BASE + (os.getpid() * 7919 + next(_counter)) % _UID_SPAN
 
 
-def _user_process_count(uid: int) -> int:
-    count = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as fh:
-                for line in fh:
-                    if line.startswith("Uid:"):
-                        count += int(line.split()[1]) == uid
-                        break
-        except OSError:
-            continue
-    return count
-
-
-def limits_preexec(limits: Limits, uid: int) -> Callable[[], None]:
-    """A ``preexec_fn`` that applies ``limits`` in the child before ``exec``."""
-    nproc = limits.nproc if os.geteuid() == 0 else _user_process_count(uid) + limits.nproc
-
-    def apply() -> None:
-        for which, value in ((resource.RLIMIT_CPU, limits.cpu_s),
-                             (resource.RLIMIT_AS, limits.memory_bytes),
-                             (resource.RLIMIT_NPROC, nproc),
-                             (resource.RLIMIT_FSIZE, limits.file_bytes),
-                             (resource.RLIMIT_CORE, 0)):
-            resource.setrlimit(which, (value, value))
-
-    return apply
-
-
 def write_identity(meta: Path) -> None:
     """Write ``passwd``/``group`` files naming uid/gid 1000 ``user`` into ``meta``."""
     meta.joinpath("passwd").write_text(
         "root:x:0:0:root:/root:/bin/bash\n"
         f"user:x:1000:1000:user:{HOME}:/bin/bash\n"
-        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+    )
     meta.joinpath("group").write_text("root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n")
     for path in (meta, meta / "passwd", meta / "group"):
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
-def sandbox_argv(kind: str, root: Path, meta: Path, uid: int, limits: Limits) -> tuple[list[str], str]:
+def sandbox_argv(
+    kind: str, root: Path, meta: Path, uid: int, limits: Limits
+) -> tuple[list[str], str]:
     """(argv, home) starting ``bash`` inside sandbox ``kind`` for episode ``root``.
 
     Args:
@@ -185,23 +164,24 @@ def sandbox_argv(kind: str, root: Path, meta: Path, uid: int, limits: Limits) ->
         The command line and the home directory as seen inside.
     """
     bash = ["bash", "--norc", "--noprofile", "--noediting", "-i"]
-    env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8", "USER": "user",
-           "LOGNAME": "user", "SHELL": "/bin/bash"}
+    env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8"}
+    env |= {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash"}
     prefix = _setpriv_prefix(uid)
     if kind.startswith("bubblewrap"):
-        argv = [*prefix, "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp", "--tmpfs", "/home",
-                "--bind", str(root), HOME,
-                "--ro-bind", str(meta / "passwd"), "/etc/passwd",
-                "--ro-bind", str(meta / "group"), "/etc/group",
-                "--unshare-all", "--die-with-parent", "--uid", "1000", "--gid", "1000",
-                "--hostname", "sandbox", "--chdir", HOME, "--clearenv"]
+        argv = [*prefix, "bwrap", *_BWRAP_FIXED, "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+        argv += ["--bind", str(root), HOME, "--chdir", HOME, "--clearenv"]
+        for name in ("passwd", "group"):
+            argv += ["--ro-bind", str(meta / name), f"/etc/{name}"]
         for key, value in env.items():
             argv += ["--setenv", key, value]
         return argv + bash, HOME
-    # unshare: no bind mounts without privileges; the root itself is HOME.
+    # unshare: no bind mounts without privileges; the root itself is HOME. The
+    # root may live under /tmp: re-bind it (through the cwd) after hiding /tmp.
     env |= {"HOME": str(root)}
-    argv = [*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()),
-            "unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--mount-proc",
-            "--ipc", "--uts", *bash]
-    return argv, str(root)
+    script = (
+        f"mount -t tmpfs -o size={limits.tmp_bytes} tmpfs /tmp 2>/dev/null && "
+        'case "$HOME" in /tmp/*) mkdir -p "$HOME" && mount -c --bind . "$HOME" && cd "$HOME";; '
+        'esac; exec "$@"'
+    )
+    argv = [*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), *_UNSHARE_FIXED]
+    return [*argv, "sh", "-c", script, "sh", *bash], str(root)

@@ -20,63 +20,26 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pexpect
-
-from agentworld.domains.terminal.output import clean_output
+from agentworld.domains.terminal.limits import Limits, limits_preexec
+from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
+from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.sandbox import (
-    Limits, detect_sandbox, limits_preexec, sandbox_argv, sandbox_uid, write_identity)
+    detect_sandbox,
+    sandbox_argv,
+    sandbox_uid,
+    write_identity,
+)
 
 GRACE_S = 2.0
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
-
-
-@dataclass(slots=True)
-class CommandResult:
-    """What one command line did.
-
-    Attributes:
-        output: Cleaned output (may contain ``^C`` and a bracketed note).
-        prompt: The prompt line shown afterwards.
-        exit_code: Exit status of the command (130 after an interrupt).
-        cwd: Absolute working directory inside the sandbox afterwards.
-        timed_out: The command ran past the wall-clock limit.
-        restarted: The shell died or hung and a new one was started.
-        truncated: The output was cut to the byte limit.
-    """
-
-    output: str
-    prompt: str
-    exit_code: int
-    cwd: str
-    timed_out: bool = False
-    restarted: bool = False
-    truncated: bool = False
-
-    @property
-    def text(self) -> str:
-        """The observation text: output followed by the prompt line."""
-        return self.output + self.prompt
-
-
-class _Collector:
-    """Keeps the first ``keep`` bytes of output and a small tail to find markers in."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep, self.head, self.tail = keep, bytearray(), bytearray()
-
-    def feed(self, chunk: bytes) -> None:
-        self.tail += chunk
-        if len(self.tail) > 16384:
-            move = self.tail[:-4096]
-            del self.tail[:-4096]
-            self.head += move[: max(0, self.keep - len(self.head))]
 
 
 class Shell:
@@ -92,7 +55,9 @@ class Shell:
         RuntimeError: no sandbox can run here, or the shell does not start.
     """
 
-    def __init__(self, root: Path, limits: Limits | None = None, sandbox: str | None = None) -> None:
+    def __init__(
+        self, root: Path, limits: Limits | None = None, sandbox: str | None = None
+    ) -> None:
         self.root, self.limits = Path(root), limits or Limits()
         self.kind = sandbox or detect_sandbox()
         self.uid = sandbox_uid()
@@ -111,17 +76,30 @@ class Shell:
                 os.lchown(path, self.uid, self.uid)
         argv, self.home = sandbox_argv(self.kind, self.root, self._meta, self.uid, self.limits)
         self._token = secrets.token_hex(8).encode()
-        self._child = pexpect.spawn(argv[0], argv[1:], echo=False, dimensions=(24, 80),
-                                    cwd=str(self.root), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                                    preexec_fn=limits_preexec(self.limits, self.uid))
+        self._child = pexpect.spawn(
+            argv[0],
+            argv[1:],
+            echo=False,
+            dimensions=(24, 80),
+            cwd=str(self.root),
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            preexec_fn=limits_preexec(self.limits, self.uid),
+        )
+        # pexpect sleeps 50 ms before each send and 100 ms around close by default.
+        self._child.delaybeforesend = None
+        self._child.delayafterclose = self._child.delayafterterminate = 0.01
+        self._child.ptyproc.delayafterclose = self._child.ptyproc.delayafterterminate = 0.01
         tok = self._token.decode()
-        init = (f"PROMPT_COMMAND='__aw_rc=$?; disown -a; kill -9 -1 2>/dev/null; "
-                f"if ((__aw_rc)); then __aw_st=\"[$__aw_rc] \"; else __aw_st=; fi'; "
-                f"PS1=$'\\x1e{tok}:${{__aw_rc}}:${{PWD}}\\x1f${{__aw_st}}user@sandbox:\\\\w$ \\x1e{tok}.\\x1f'; "
-                f"PS2=$'\\x1e{tok}>\\x1f> '; unset HISTFILE; "
-                f"cd -- {_quote(cwd or self.home)} 2>/dev/null; history -c; (exit {int(exit_code)})")
+        init = (
+            f"PROMPT_COMMAND='__aw_rc=$?; disown -a; kill -9 -1 2>/dev/null; "
+            f'if ((__aw_rc)); then __aw_st="[$__aw_rc] "; else __aw_st=; fi\'; '
+            f"PS1=$'\\x1e{tok}:${{__aw_rc}}:${{PWD}}\\x1f"
+            f"${{__aw_st}}user@sandbox:\\\\w$ \\x1e{tok}.\\x1f'; "
+            f"PS2=$'\\x1e{tok}>\\x1f> '; unset HISTFILE; "
+            f"cd -- {_quote(cwd or self.home)} 2>/dev/null; history -c; (exit {int(exit_code)})"
+        )
         self._child.sendline(init)
-        collector = _Collector(0)
+        collector = OutputCollector(0)
         status, match = self._collect(collector, time.monotonic() + 10.0)
         if status != "prompt" or match is None:
             self._kill()
@@ -151,7 +129,7 @@ class Shell:
         self._drain()
         timeout = self.limits.command_timeout_s if timeout_s is None else timeout_s
         last = self._last
-        collector = _Collector(self.limits.output_bytes * 4)
+        collector = OutputCollector(self.limits.output_bytes * 4)
         self._child.sendline(command)
         status, match = self._collect(collector, time.monotonic() + timeout)
         timed_out = status == "timeout"
@@ -174,7 +152,11 @@ class Shell:
             note = RESTART_NOTE.format(t=timeout)
         out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
         result.output = _with_note(out, note)
-        result.timed_out, result.restarted, result.truncated = timed_out or status != "eof", True, truncated
+        result.timed_out, result.restarted, result.truncated = (
+            timed_out or status != "eof",
+            True,
+            truncated,
+        )
         return result
 
     def close(self) -> None:
@@ -185,11 +167,13 @@ class Shell:
     def _result(self, raw: bytes, match: re.Match[bytes]) -> CommandResult:
         out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
         code, cwd = int(match.group(1)), match.group(2).decode("utf-8", errors="replace")
+        if self.home != HOME and (cwd == self.home or cwd.startswith(self.home + "/")):
+            cwd = HOME + cwd[len(self.home) :]
         prompt = match.group(3).decode("utf-8", errors="replace")
         self._last = CommandResult(out, prompt, code, cwd, truncated=truncated)
         return self._last
 
-    def _collect(self, col: _Collector, deadline: float) -> tuple[str, re.Match[bytes] | None]:
+    def _collect(self, col: OutputCollector, deadline: float) -> tuple[str, re.Match[bytes] | None]:
         tok = re.escape(self._token)
         done = re.compile(rb"\x1e" + tok + rb":(\d+):(.*?)\x1f(.*?)\x1e" + tok + rb"\.\x1f", re.S)
         ps2 = b"\x1e" + self._token + b">\x1f"
@@ -222,6 +206,7 @@ class Shell:
     def _kill(self) -> None:
         if self._child is not None:
             try:
+                self._child.kill(signal.SIGKILL)
                 self._child.close(force=True)
             except (OSError, pexpect.ExceptionPexpect):
                 pass

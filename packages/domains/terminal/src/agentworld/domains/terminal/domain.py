@@ -1,0 +1,131 @@
+"""``TerminalDomain``: the terminal domain as the framework sees it."""
+
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+from typing import Any
+
+from agentworld.core.types import Action, Observation, Step, Task
+from agentworld.domains.terminal import explain as _explain
+from agentworld.domains.terminal import scorer
+from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.limits import Limits
+from agentworld.domains.terminal.policies import make_policies
+from agentworld.domains.terminal.prompt import HOME
+from agentworld.domains.terminal.sandbox import detect_sandbox
+from agentworld.domains.terminal.tasks import TerminalTaskSampler
+
+_BUCKETS = {
+    "ls": "ls",
+    "cat": "cat",
+    "pwd": "pwd",
+    "cd": "cd",
+    "mkdir": "mkdir/touch",
+    "touch": "mkdir/touch",
+    "rm": "rm/mv/cp",
+    "rmdir": "rm/mv/cp",
+    "mv": "rm/mv/cp",
+    "cp": "rm/mv/cp",
+    "echo": "echo",
+    "printf": "echo",
+    "wc": "wc",
+    "grep": "grep",
+    "egrep": "grep",
+    "find": "find",
+    "sed": "sed",
+    "head": "head/tail",
+    "tail": "head/tail",
+}
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+SYSTEM_PROMPT = f"""You simulate a Linux bash terminal (GNU bash 5, Debian userland) running in
+a sandbox. The user is `user` (uid 1000) on host `sandbox`; the home directory {HOME} is the
+only writable place besides /tmp; there is no network (only the loopback interface). Each user
+message is one command line typed at the prompt. Reply with exactly what the terminal shows
+next: the command's output (stdout and stderr interleaved, no colours, the command itself is not
+echoed) followed by the new prompt, without a trailing newline.
+
+The prompt is `user@sandbox:DIR$ ` where DIR is the working directory with {HOME} shown as `~`
+(e.g. `user@sandbox:~/docs$ `). When the command exits with a non-zero status N the prompt
+starts with `[N] ` (e.g. `[1] user@sandbox:~$ `). A command that runs longer than 5 seconds is
+interrupted: `^C`, a line `[command timed out after 5 s: interrupted]`, then the prompt with
+status 130. An unfinished line (open quote) shows `> ^C` and status 130. Output longer than
+4096 bytes is cut and ends with `[output truncated after 4096 bytes]`. Background jobs are
+killed before the next prompt."""
+
+
+@functools.cache
+def _bash_version() -> str:
+    try:
+        text = subprocess.run(
+            ["bash", "--version"], capture_output=True, text=True, timeout=5
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    match = re.search(r"version (\S+)", text)
+    return f"GNU bash {match.group(1)}" if match else "unknown"
+
+
+class TerminalDomain:
+    """The ``terminal`` domain (:class:`agentworld.core.protocols.Domain`)."""
+
+    name = "terminal"
+    version = "0.1.0"
+
+    def system_prompt(self, task: Task | None) -> str:
+        """The world-model system prompt (the task itself is added by the core renderer)."""
+        return SYSTEM_PROMPT
+
+    def make_env(self, **kwargs: Any) -> TerminalEnv:
+        """A real :class:`TerminalEnv`; ``kwargs`` go to its constructor.
+
+        Raises:
+            RuntimeError: no sandbox (bubblewrap or unshare) works on this machine.
+        """
+        detect_sandbox()
+        return TerminalEnv(**kwargs)
+
+    def tasks(self) -> TerminalTaskSampler:
+        """The seeded task sampler."""
+        return TerminalTaskSampler()
+
+    def policies(self) -> dict[str, Any]:
+        """``{"scripted": ScriptedExpert, "random": RandomPolicy}`` (fresh, seed 0)."""
+        return make_policies()
+
+    def score(self, predicted: str, reference: Observation) -> float:
+        """Line/exit/cwd fidelity in [0, 1] (:func:`agentworld.domains.terminal.scorer.score`)."""
+        return scorer.score(predicted, reference)
+
+    def action_type(self, action: Action) -> str:
+        """First command word bucketed: ``ls``, ``cat``, ``pwd``, ``cd``, ``mkdir/touch``,
+        ``rm/mv/cp``, ``echo``, ``wc``, ``grep``, ``find``, ``sed``, ``head/tail`` or ``other``."""
+        words = [w for w in action.text.split() if not _ASSIGN.match(w)]
+        first = words[0] if words else ""
+        return _BUCKETS.get(first.split("/")[-1], "other")
+
+    def explain(self, step: Step, previous_state: dict[str, Any] | None) -> str:
+        """A rationale from the real state change (:mod:`~agentworld.domains.terminal.explain`)."""
+        return _explain.explain(step, previous_state)
+
+    def describe(self) -> dict[str, str]:
+        """Facts for ``agentworld domains``: sandbox, shell, limits, prompt."""
+        try:
+            sandbox = detect_sandbox()
+        except RuntimeError as exc:
+            sandbox = f"unavailable ({exc})"
+        lim = Limits()
+        return {
+            "sandbox": sandbox,
+            "shell": _bash_version(),
+            "limits": (
+                f"{lim.command_timeout_s:g} s per command, {lim.cpu_s} s CPU, "
+                f"{lim.memory_bytes >> 20} MiB memory, {lim.nproc} processes, "
+                f"{lim.file_bytes >> 20} MiB per file, {lim.output_bytes} B output"
+            ),
+            "prompt": "user@sandbox:~/dir$  ([N] prefix after a non-zero exit)",
+            "tasks": "create, move, copy, delete, inspect, search, count, edit, navigate",
+            "policies": "scripted, random",
+        }

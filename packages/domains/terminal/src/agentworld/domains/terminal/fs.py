@@ -1,0 +1,165 @@
+"""Episode root directories: task set-up, file-tree snapshots and success checks.
+
+Set-up data (``Task.setup``)::
+
+    {"dirs": ["docs", "docs/old"], "files": {"docs/todo.txt": "buy milk\\n"}}
+
+Every created file and directory gets the modification time
+:data:`SETUP_MTIME` (2024-01-01 00:00:00 UTC), so ``ls -l`` of set-up files
+is reproducible.
+
+Check data (``Task.check``), all conditions must hold::
+
+    {"dirs": [path], "exists": [path], "absent": [path],
+     "files": {path: {"equals": text, "contains": [text], "lacks": [text]}},
+     "cwd": "/home/agent/docs", "output_contains": [text], "output_regex": pattern}
+
+Paths are relative to the episode root; ``output_contains`` and
+``output_regex`` (``re.search``) are tested on the output of the step just
+taken. Other keys (``goal``: the intended operation, read by the scripted
+expert) are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+import sys
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+SETUP_MTIME = 1_704_067_200  # 2024-01-01T00:00:00Z, seconds since the epoch
+SNAPSHOT_LIMIT = 200
+
+
+def _inside(root: Path, rel: str) -> Path:
+    parts = PurePosixPath(rel).parts
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+        raise ValueError(f"set-up path must be relative and inside the root: {rel!r}")
+    return root.joinpath(*parts)
+
+
+def apply_setup(root: Path, setup: dict[str, Any]) -> None:
+    """Create ``setup``'s directories and files under ``root`` with fixed mtimes.
+
+    Raises:
+        ValueError: a path is absolute or leaves the root.
+    """
+    made: list[Path] = []
+    for rel in setup.get("dirs", []):
+        path = _inside(root, rel)
+        path.mkdir(parents=True, exist_ok=True)
+        made.append(path)
+    for rel, content in setup.get("files", {}).items():
+        path = _inside(root, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        made.append(path)
+    for path in sorted(
+        {*made, *(p for m in made for p in m.parents if root in p.parents)},
+        key=lambda p: -len(p.parts),
+    ):
+        os.utime(path, (SETUP_MTIME, SETUP_MTIME), follow_symlinks=False)
+    os.utime(root, (SETUP_MTIME, SETUP_MTIME))
+
+
+def _describe(path: Path, st: os.stat_result) -> str:
+    if stat.S_ISDIR(st.st_mode):
+        return "<dir>"
+    if stat.S_ISLNK(st.st_mode):
+        return "-> " + os.readlink(path)
+    if not stat.S_ISREG(st.st_mode):
+        return "<special>"
+    digest = hashlib.sha1()
+    try:
+        with open(path, "rb") as fh:
+            digest.update(fh.read(1 << 20))
+    except OSError:
+        return f"{st.st_size}B <unreadable>"
+    return f"{st.st_size}B {digest.hexdigest()[:10]}"
+
+
+def snapshot(root: Path, limit: int = SNAPSHOT_LIMIT) -> dict[str, str]:
+    """The file tree under ``root``: ``{relative_path: "<dir>" | "SIZEB SHA1[:10]" | "-> target"}``.
+
+    Sorted by path; at most ``limit`` entries, then a ``"<truncated>"`` key
+    with the number of entries left out (counting stops at ``10 * limit``).
+    """
+    out: dict[str, str] = {}
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        base = Path(dirpath)
+        for name in sorted([*dirnames, *filenames]):
+            seen += 1
+            if seen > 10 * limit:
+                break
+            if len(out) < limit:
+                path = base / name
+                try:
+                    out[path.relative_to(root).as_posix()] = _describe(path, path.lstat())
+                except OSError:
+                    continue
+        if seen > 10 * limit:
+            break
+    if seen > limit:
+        out["<truncated>"] = str(seen - limit)
+    return dict(sorted(out.items()))
+
+
+def remove_tree(root: Path) -> None:
+    """Delete ``root`` recursively, restoring permissions the agent removed. Never raises."""
+
+    def retry(func: Any, path: str, _exc: Any) -> None:
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+            func(path)
+        except OSError:
+            pass
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(root, onexc=retry)
+    else:
+        shutil.rmtree(root, onerror=retry)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    except OSError:
+        return None
+
+
+def check_success(root: Path, check: dict[str, Any], output: str, cwd: str) -> bool:
+    """Whether ``check`` holds for the tree under ``root``, the step ``output`` and ``cwd``."""
+    if not check:
+        return False
+    try:
+        if not all(_inside(root, p).is_dir() for p in check.get("dirs", [])):
+            return False
+        if not all(os.path.lexists(_inside(root, p)) for p in check.get("exists", [])):
+            return False
+        if any(os.path.lexists(_inside(root, p)) for p in check.get("absent", [])):
+            return False
+    except ValueError:
+        return False
+    for rel, want in check.get("files", {}).items():
+        text = _read(_inside(root, rel))
+        if text is None:
+            return False
+        if "equals" in want and text != want["equals"]:
+            return False
+        if not all(s in text for s in want.get("contains", [])):
+            return False
+        if any(s in text for s in want.get("lacks", [])):
+            return False
+    if "cwd" in check and cwd != check["cwd"]:
+        return False
+    if "output_regex" in check and re.search(check["output_regex"], output) is None:
+        return False
+    return all(s in output for s in check.get("output_contains", []))

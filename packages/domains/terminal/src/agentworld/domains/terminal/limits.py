@@ -1,0 +1,69 @@
+"""Resource limits of a sandbox and the ``preexec_fn`` that applies them.
+
+Limits are set with ``setrlimit`` in the child before ``exec`` and are
+inherited by everything inside the sandbox (``ulimit -a`` shows them).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-sandbox resource limits.
+
+    Attributes:
+        cpu_s: CPU time per process, seconds (``RLIMIT_CPU``).
+        memory_bytes: Address space per process, bytes (``RLIMIT_AS``).
+        nproc: Processes of the sandbox uid (``RLIMIT_NPROC``); when not
+            running as root this is added to the user's current count.
+        file_bytes: Largest file a process may write, bytes (``RLIMIT_FSIZE``).
+        tmp_bytes: Size of the private ``/tmp`` tmpfs, bytes (bubblewrap only).
+        command_timeout_s: Wall-clock limit of one command, seconds.
+        output_bytes: Most output kept in one observation, bytes.
+    """
+
+    cpu_s: int = 30
+    memory_bytes: int = 1 << 30
+    nproc: int = 64
+    file_bytes: int = 16 << 20
+    tmp_bytes: int = 64 << 20
+    command_timeout_s: float = 5.0
+    output_bytes: int = 4096
+
+
+def _user_process_count(uid: int) -> int:
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("Uid:"):
+                        count += int(line.split()[1]) == uid
+                        break
+        except OSError:
+            continue
+    return count
+
+
+def limits_preexec(limits: Limits, uid: int) -> Callable[[], None]:
+    """A ``preexec_fn`` that applies ``limits`` in the child before ``exec``."""
+    nproc = limits.nproc if os.geteuid() == 0 else _user_process_count(uid) + limits.nproc
+
+    def apply() -> None:
+        for which, value in (
+            (resource.RLIMIT_CPU, limits.cpu_s),
+            (resource.RLIMIT_AS, limits.memory_bytes),
+            (resource.RLIMIT_NPROC, nproc),
+            (resource.RLIMIT_FSIZE, limits.file_bytes),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            resource.setrlimit(which, (value, value))
+
+    return apply

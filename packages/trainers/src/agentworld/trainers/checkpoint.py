@@ -1,0 +1,130 @@
+"""Checkpoints: the exported model in ``output_dir`` and the resumable state in ``output_dir/trainer_state``.
+
+Layout of ``output_dir``::
+
+    config.json, model.safetensors, tokenizer files   # from_pretrained(output_dir) works
+    adapter/                                          # LoRA runs: the peft adapter alone
+    trainer_state/                                    # accelerate state (model, optimizer, RNG) + state.json
+    train_log.jsonl
+
+Both writes are crash-safe: files are written into a temporary directory
+and moved in with ``os.replace`` (atomic per file); ``trainer_state`` is
+swapped as a whole directory, the previous one kept as ``trainer_state.old``
+until the new one is in place.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from accelerate import Accelerator
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers.utils import logging as hf_logging
+
+STATE = "trainer_state"
+LOG = "train_log.jsonl"
+
+
+def _move_in(src: Path, dst: Path) -> None:
+    """Move every file of ``src`` into ``dst`` with ``os.replace``; sub-directories are swapped whole."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for item in src.iterdir():
+        target = dst / item.name
+        if item.is_dir():
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(item, target)
+        else:
+            os.replace(item, target)
+
+
+def export_model(
+    model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, out: Path, *, is_lora: bool
+) -> None:
+    """Write ``model`` (merged when ``is_lora``) and ``tokenizer`` into ``out`` with ``save_pretrained``.
+
+    ``model`` is the unwrapped model (a peft ``PeftModel`` when ``is_lora``);
+    the merge happens on a copy, so training continues unaffected.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        _export(model, tokenizer, out, is_lora)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _export(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, out: Path, is_lora: bool) -> None:
+    with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp:
+        root = Path(tmp)
+        full: PreTrainedModel
+        if is_lora:
+            model.save_pretrained(str(root / "adapter"))
+            full = copy.deepcopy(model).merge_and_unload()
+        else:
+            full = model  # type: ignore[assignment]
+        full.save_pretrained(str(root))
+        tokenizer.save_pretrained(str(root))
+        _move_in(root, out)
+
+
+def save_state(accelerator: Accelerator, out: Path, state: dict[str, Any]) -> None:
+    """Save the resumable training state (all processes must call this).
+
+    Args:
+        accelerator: The run's accelerator (its prepared model and optimizer are saved).
+        out: The run's ``output_dir``.
+        state: JSON-serialisable counters (``step``, ``micro``, ``tokens``, ``elapsed_s``, ...).
+    """
+    final, tmp, old = out / STATE, out / f"{STATE}.tmp", out / f"{STATE}.old"
+    if accelerator.is_main_process and tmp.exists():
+        shutil.rmtree(tmp)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(tmp), safe_serialization=False)
+    if accelerator.is_main_process:
+        (tmp / "state.json").write_text(json.dumps(state, indent=1))
+        if old.exists():
+            shutil.rmtree(old)
+        if final.exists():
+            os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    accelerator.wait_for_everyone()
+
+
+def find_state(out: Path) -> Path | None:
+    """The newest complete ``trainer_state`` directory under ``out``, or ``None``."""
+    for path in (out / STATE, out / f"{STATE}.old"):
+        if (path / "state.json").is_file():
+            return path
+    return None
+
+
+def load_state(accelerator: Accelerator, path: Path) -> dict[str, Any]:
+    """Restore model, optimizer and RNG states from ``path``; returns its ``state.json`` counters."""
+    accelerator.load_state(str(path))
+    return json.loads((path / "state.json").read_text())
+
+
+def truncate_log(out: Path, step: int) -> None:
+    """Drop ``train_log.jsonl`` records after ``step`` (written after the checkpoint we resume from)."""
+    log = out / LOG
+    if not log.exists():
+        return
+    keep = [line for line in log.read_text().splitlines() if line and json.loads(line)["step"] <= step]
+    log.write_text("".join(line + "\n" for line in keep))
+
+
+def append_log(out: Path, record: dict[str, Any]) -> None:
+    """Append one JSON record to ``out/train_log.jsonl``."""
+    with (out / LOG).open("a") as f:
+        f.write(json.dumps(record) + "\n")

@@ -1,0 +1,98 @@
+"""Configuration of the ``cpt`` and ``sft`` stages (pydantic v2; unknown keys are errors)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class LoraSettings(BaseModel):
+    """peft LoRA options. The final checkpoint is the merged model; the adapter is saved in ``adapter/``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    r: int = Field(8, ge=1)
+    alpha: int = Field(16, ge=1)
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
+
+
+class TrainConfig(BaseModel):
+    """Options shared by every stage.
+
+    Attributes:
+        model: Preset name (see ``agentworld.trainers.models.PRESETS``), a
+            checkpoint directory, or a hub id (only with ``allow_hub``).
+        output_dir: Where the checkpoint, ``train_log.jsonl`` and
+            ``trainer_state/`` are written.
+        tokenizer: ``None`` = the model checkpoint's; ``"train"`` = train a
+            byte-level BPE of ``vocab_size`` tokens on the episodes; else a path.
+        vocab_size: Tokens, when ``tokenizer == "train"``.
+        max_steps: Optimizer steps. Training stops at the first of
+            ``max_steps``, ``epochs`` and ``time_budget_s``; with none set, one epoch.
+        epochs: Passes over the data (fractions allowed).
+        time_budget_s: Wall-clock seconds of training (summed over resumed runs).
+            The learning-rate schedule then decays on elapsed time.
+        batch_size: Sequences per micro-batch (per process).
+        grad_accum: Micro-batches per optimizer step.
+        lr: Peak learning rate; ``min_lr_ratio * lr`` at the end of the cosine.
+        warmup_steps: Linear warm-up, in optimizer steps.
+        max_seq_len: Tokens per sequence (CPT block size, SFT window).
+        seed: Seeds model init, data order and RNGs: same seed, same loss curve.
+        save_every: Checkpoint every N optimizer steps (0 = only at the end).
+        resume: Continue from ``output_dir/trainer_state`` when it exists.
+        log_every: Write a ``train_log.jsonl`` record every N steps.
+        num_threads: ``torch.set_num_threads`` (``None`` leaves torch's default).
+        mixed_precision: Passed to ``accelerate.Accelerator`` (``"bf16"`` on GPUs that have it).
+        progress: Show a rich progress bar.
+        callback: Called with every log record (programmatic use only).
+    """
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    model: str = "default"
+    output_dir: str
+    tokenizer: str | None = None
+    vocab_size: int = Field(3072, ge=263)
+    allow_hub: bool = False
+    max_steps: int | None = Field(None, ge=1)
+    epochs: float | None = Field(None, gt=0)
+    time_budget_s: float | None = Field(None, gt=0)
+    batch_size: int = Field(8, ge=1)
+    grad_accum: int = Field(1, ge=1)
+    lr: float = Field(2e-3, gt=0)
+    min_lr_ratio: float = Field(0.1, ge=0, le=1)
+    weight_decay: float = Field(0.01, ge=0)
+    warmup_steps: int = Field(20, ge=0)
+    max_grad_norm: float = Field(1.0, gt=0)
+    max_seq_len: int = Field(512, ge=8)
+    seed: int = 0
+    lora: LoraSettings | None = None
+    save_every: int = Field(0, ge=0)
+    resume: bool = False
+    log_every: int = Field(10, ge=1)
+    num_threads: int | None = Field(None, ge=1)
+    mixed_precision: Literal["no", "fp16", "bf16"] = "no"
+    progress: bool = False
+    callback: Callable[[dict[str, Any]], None] | None = Field(None, exclude=True)
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainConfig:
+        if self.tokenizer == "":
+            raise ValueError("tokenizer must be None (the model's), 'train' or a tokenizer directory, got ''")
+        return self
+
+
+class CptConfig(TrainConfig):
+    """``cpt`` stage: loss on all tokens of packed ``max_seq_len`` blocks."""
+
+
+class SftConfig(TrainConfig):
+    """``sft`` stage: whole-episode sequences, loss on assistant tokens only."""
+
+    lr: float = Field(1e-3, gt=0)
+    max_seq_len: int = Field(1024, ge=8)

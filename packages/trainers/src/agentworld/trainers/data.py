@@ -1,0 +1,193 @@
+"""Tokenising episodes for the ``cpt`` and ``sft`` stages, and batching them.
+
+CPT: each episode's :func:`~agentworld.core.formats.cpt_text` document is
+tokenised, the documents are joined with eos and packed into fixed-length
+blocks; the loss covers every token.
+
+SFT: each whole episode is rendered once through the tokenizer's chat
+template (:func:`~agentworld.core.formats.episode_messages`) and all its
+assistant turns are trained in one sequence. The loss mask is 1 only on
+assistant content (the observation blocks and the closing end-of-turn
+token), 0 on system, user and template tokens. An episode longer than the
+window is split at turn boundaries into windows that each restart with the
+system message.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+from transformers import PreTrainedTokenizerBase
+
+from agentworld.core.formats import Message, cpt_text, episode_messages
+from agentworld.core.types import Episode
+
+IGNORE_INDEX = -100
+
+
+@dataclass(slots=True)
+class Sample:
+    """One training sequence: ``input_ids`` ``[seq_len]`` and ``loss_mask`` ``[seq_len]`` (1 = predict)."""
+
+    input_ids: list[int]
+    loss_mask: list[int]
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+
+def cpt_blocks(episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, block_size: int) -> list[Sample]:
+    """Pack the episodes' CPT documents, each followed by eos, into blocks of ``block_size`` tokens.
+
+    Every block but possibly the last is exactly ``block_size`` long; the last
+    holds the remainder (it is kept so a tiny corpus still trains).
+
+    Raises:
+        ValueError: no episodes, or a tokenizer without an eos token.
+    """
+    if not episodes:
+        raise ValueError("cpt needs at least one episode, got none")
+    if tokenizer.eos_token_id is None:
+        raise ValueError("the tokenizer has no eos token to separate CPT documents")
+    docs = tokenizer([cpt_text(e) for e in episodes], add_special_tokens=False)["input_ids"]
+    stream = [tok for doc in docs for tok in [*doc, tokenizer.eos_token_id]]
+    return [
+        Sample(stream[i : i + block_size], [1] * len(stream[i : i + block_size]))
+        for i in range(0, len(stream), block_size)
+    ]
+
+
+def _render(tokenizer: PreTrainedTokenizerBase, messages: list[Message], gen: bool = False) -> str:
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=gen)
+
+
+def render_with_spans(
+    tokenizer: PreTrainedTokenizerBase, messages: list[Message]
+) -> tuple[str, list[int], list[tuple[int, int]]]:
+    """Render ``messages`` and locate each message and each assistant answer in the text.
+
+    Returns:
+        ``(text, starts, spans)``: the rendered chat; the character offset where
+        each message begins; and the ``[start, end)`` character span of every
+        assistant answer, from its first content character through its
+        end-of-turn marker (trailing whitespace excluded).
+
+    Raises:
+        ValueError: the chat template is not prefix-stable (rendering a prefix
+            of the conversation must give a prefix of the full text).
+    """
+    text = _render(tokenizer, messages)
+    starts, spans = [], []
+    for k, message in enumerate(messages):
+        head = _render(tokenizer, messages[:k]) if k else ""
+        if not text.startswith(head):
+            raise ValueError("the tokenizer's chat template is not prefix-stable; cannot mask SFT targets")
+        starts.append(len(head))
+        if message["role"] == "assistant":
+            prompt = _render(tokenizer, messages[:k], gen=True)
+            end = len(_render(tokenizer, messages[: k + 1]).rstrip())
+            spans.append((len(prompt), end))
+    return text, starts, spans
+
+
+def episode_sample(tokenizer: PreTrainedTokenizerBase, episode: Episode, max_seq_len: int) -> list[Sample]:
+    """The SFT sequences of one episode: ``[1, ...]`` windows of at most ``max_seq_len`` tokens.
+
+    A window is the system message followed by as many whole turns (action
+    and observation) as fit; a single turn that does not fit is cut at
+    ``max_seq_len``.
+    """
+    messages = episode_messages(episode)
+    text, starts, spans = render_with_spans(tokenizer, messages)
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    ids: list[int] = enc["input_ids"]
+    offsets: list[tuple[int, int]] = enc["offset_mapping"]
+    mask = [int(any(a <= s < b for a, b in spans)) for s, _ in offsets]
+    # Token index where each message begins; turns are (user, assistant) pairs.
+    first = [next((i for i, (s, _) in enumerate(offsets) if s >= c), len(ids)) for c in starts]
+    bounds = [0] + first[1::2] + [len(ids)]
+    system = range(0, bounds[1])
+    turns = [range(bounds[i], bounds[i + 1]) for i in range(1, len(bounds) - 1)]
+    windows: list[list[range]] = [[]]
+    for turn in turns:
+        used = len(system) + sum(len(t) for t in windows[-1])
+        if windows[-1] and used + len(turn) > max_seq_len:
+            windows.append([])
+        windows[-1].append(turn)
+    out = []
+    for window in windows:
+        idx = [i for r in (system, *window) for i in r][:max_seq_len]
+        out.append(Sample([ids[i] for i in idx], [mask[i] for i in idx]))
+    return out
+
+
+def sft_samples(episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, max_seq_len: int) -> list[Sample]:
+    """All SFT windows of ``episodes`` (see :func:`episode_sample`); windows with no target are dropped.
+
+    Raises:
+        ValueError: no episode has a step to predict.
+    """
+    out = [s for e in episodes if e.steps for s in episode_sample(tokenizer, e, max_seq_len) if any(s.loss_mask)]
+    if not out:
+        raise ValueError("sft needs episodes with at least one step; none of the given episodes has one")
+    return out
+
+
+def length_batches(lengths: Sequence[int], batch_size: int, seed: int) -> list[list[int]]:
+    """One epoch of sample indices grouped by similar length, in a seeded random order.
+
+    Samples are shuffled, sorted by length inside chunks of ``50 * batch_size``
+    (bucketing keeps padding low), cut into batches and the batches shuffled.
+    The same ``(lengths, batch_size, seed)`` gives the same batches.
+    """
+    rng = random.Random(seed)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    chunk = 50 * batch_size
+    batches = []
+    for c in range(0, len(order), chunk):
+        part = sorted(order[c : c + chunk], key=lambda i: lengths[i])
+        batches += [part[i : i + batch_size] for i in range(0, len(part), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def batch_stream(
+    samples: Sequence[Sample], batch_size: int, seed: int, start: int = 0, rank: int = 0, world: int = 1
+) -> Iterator[list[Sample]]:
+    """Endless micro-batches; batch ``n`` depends only on ``(seed, n)`` so training can resume at ``start``.
+
+    Epoch ``e`` uses :func:`length_batches` with seed ``seed + e``. With
+    ``world`` processes, process ``rank`` takes global batches ``n * world + rank``.
+    """
+    lengths = [len(s) for s in samples]
+    per_epoch = len(length_batches(lengths, batch_size, seed))
+    epoch, cache = -1, []
+    n = start
+    while True:
+        g = n * world + rank
+        if g // per_epoch != epoch:
+            epoch = g // per_epoch
+            cache = length_batches(lengths, batch_size, seed + epoch)
+        yield [samples[i] for i in cache[g % per_epoch]]
+        n += 1
+
+
+def collate(batch: Sequence[Sample], pad_id: int) -> dict[str, torch.Tensor]:
+    """Right-pad a micro-batch: ``input_ids`` and ``labels`` ``[batch, max_len]`` (labels -100 off-target).
+
+    No attention mask is returned: with right padding a causal model never
+    attends from a real token to a pad, so SDPA can take its fast causal path.
+    """
+    width = max(len(s) for s in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), width), IGNORE_INDEX, dtype=torch.long)
+    for row, s in enumerate(batch):
+        ids[row, : len(s)] = torch.tensor(s.input_ids)
+        labels[row, : len(s)] = torch.where(
+            torch.tensor(s.loss_mask, dtype=torch.bool), torch.tensor(s.input_ids), IGNORE_INDEX
+        )
+    return {"input_ids": ids, "labels": labels}

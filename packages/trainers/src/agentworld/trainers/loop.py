@@ -1,0 +1,188 @@
+"""The training loop shared by the ``cpt`` and ``sft`` stages.
+
+A stage subclasses :class:`BaseTrainer` and provides ``samples(episodes,
+tokenizer, config)``. The loop: seed, tokenizer, model (optionally LoRA),
+AdamW with linear warm-up and cosine decay, ``accelerate.Accelerator`` for
+device placement and gradient accumulation, periodic crash-safe checkpoints,
+``train_log.jsonl``, and resume from ``output_dir/trainer_state``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import set_seed
+from transformers import AutoTokenizer, PreTrainedTokenizerBase
+
+from agentworld.core.formats import cpt_text, episode_messages
+from agentworld.core.types import Episode
+from agentworld.trainers import checkpoint as ckpt
+from agentworld.trainers.config import TrainConfig
+from agentworld.trainers.data import Sample, batch_stream, collate, length_batches
+from agentworld.trainers.models import load_model, num_parameters
+from agentworld.trainers.progress import Reporter
+from agentworld.trainers.tokenizer import train_tokenizer
+
+
+def corpus_texts(episodes: Sequence[Episode]) -> list[str]:
+    """Tokenizer training texts: each episode's CPT document and its ChatML transcript."""
+    texts = []
+    for e in episodes:
+        texts.append(cpt_text(e))
+        texts.append("".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in episode_messages(e)))
+    return texts
+
+
+def lr_factor(cfg: TrainConfig, step: int, total: int | None, elapsed_s: float) -> float:
+    """Learning-rate multiplier at optimizer ``step``: linear warm-up, then cosine to ``min_lr_ratio``.
+
+    Progress through the cosine is the larger of ``step / total`` and
+    ``elapsed_s / time_budget_s``, so a wall-clock budget also ends at the floor.
+    """
+    if step < cfg.warmup_steps:
+        return (step + 1) / (cfg.warmup_steps + 1)
+    fractions = [0.0]
+    if total:
+        fractions.append((step - cfg.warmup_steps) / max(1, total - cfg.warmup_steps))
+    if cfg.time_budget_s:
+        fractions.append(elapsed_s / cfg.time_budget_s)
+    progress = min(1.0, max(fractions))
+    return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+class BaseTrainer:
+    """A :class:`~agentworld.core.protocols.Trainer` built on transformers + accelerate."""
+
+    name: ClassVar[str] = "base"
+    config_cls: ClassVar[type[TrainConfig]] = TrainConfig
+
+    def samples(self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig) -> list[Sample]:
+        """The stage's training sequences."""
+        raise NotImplementedError
+
+    def _tokenizer(self, episodes: Sequence[Episode], cfg: TrainConfig, out: Path, resuming: bool) -> Any:
+        if resuming and (out / "tokenizer_config.json").is_file():
+            return AutoTokenizer.from_pretrained(str(out))
+        if cfg.tokenizer == "train":
+            return train_tokenizer(corpus_texts(episodes), cfg.vocab_size)
+        if cfg.tokenizer is not None:
+            if not Path(cfg.tokenizer).is_dir():
+                raise FileNotFoundError(f"tokenizer {cfg.tokenizer!r} is not a directory; use 'train', None or a path")
+            return AutoTokenizer.from_pretrained(cfg.tokenizer)
+        return None
+
+    def train(self, episodes: Sequence[Episode], config: dict[str, Any] | TrainConfig) -> str:
+        """Train on ``episodes`` and return ``output_dir`` (a ``from_pretrained``-loadable checkpoint).
+
+        Raises:
+            pydantic.ValidationError: invalid ``config`` (unknown keys included).
+            agentworld.trainers.models.ModelSpecError: unknown preset or missing model path.
+            FileNotFoundError: ``tokenizer`` path missing.
+            ValueError: no usable episodes.
+        """
+        cfg = config if isinstance(config, self.config_cls) else self.config_cls.model_validate(dict(config))
+        if cfg.num_threads:
+            torch.set_num_threads(cfg.num_threads)
+        out = Path(cfg.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        state_dir = ckpt.find_state(out) if cfg.resume else None
+        tokenizer = self._tokenizer(episodes, cfg, out, state_dir is not None)
+        set_seed(cfg.seed)
+        model, tokenizer = load_model(cfg.model, tokenizer, allow_hub=cfg.allow_hub)
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        if cfg.lora is not None:
+            from peft import LoraConfig, get_peft_model
+
+            lora = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                              target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")
+            model = get_peft_model(model, lora)
+        data = self.samples(episodes, tokenizer, cfg)
+        acc = Accelerator(gradient_accumulation_steps=cfg.grad_accum, mixed_precision=cfg.mixed_precision)
+        decay = [p for p in model.parameters() if p.requires_grad and p.ndim >= 2]
+        rest = [p for p in model.parameters() if p.requires_grad and p.ndim < 2]
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                                 {"params": rest, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95))
+        model, opt = acc.prepare(model, opt)
+        counters = {"step": 0, "micro": 0, "tokens": 0, "elapsed_s": 0.0}
+        if state_dir is not None:
+            counters.update(ckpt.load_state(acc, state_dir))
+            if acc.is_main_process:
+                ckpt.truncate_log(out, counters["step"])
+        elif acc.is_main_process and (out / ckpt.LOG).exists():
+            (out / ckpt.LOG).unlink()
+        per_epoch = len(length_batches([len(s) for s in data], cfg.batch_size, cfg.seed))
+        steps_per_epoch = per_epoch / (cfg.grad_accum * acc.num_processes)
+        total = cfg.max_steps
+        if cfg.epochs is not None or (total is None and cfg.time_budget_s is None):
+            by_epochs = max(1, math.ceil((cfg.epochs or 1.0) * steps_per_epoch))
+            total = min(total, by_epochs) if total else by_epochs
+        self._loop(acc, model, opt, tokenizer, data, cfg, out, counters, total)
+        return str(out)
+
+    def _loop(self, acc: Accelerator, model: Any, opt: Any, tokenizer: Any, data: list[Sample],
+              cfg: TrainConfig, out: Path, c: dict[str, Any], total: int | None) -> None:
+        pad = tokenizer.pad_token_id
+        stream = batch_stream(data, cfg.batch_size, cfg.seed, c["micro"], acc.process_index, acc.num_processes)
+        reporter = Reporter(cfg, total, start=c["step"], enabled=acc.is_main_process)
+        params = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        reporter.info(f"{self.name}: {len(data)} sequences, {num_parameters(model):,} parameters "
+                      f"({params:,} trainable), {total or '?'} steps")
+        start, base_elapsed = time.perf_counter(), c["elapsed_s"]
+        window_loss, window_steps, window_tokens, window_t = 0.0, 0, 0, time.perf_counter()
+        model.train()
+        while True:
+            elapsed = base_elapsed + time.perf_counter() - start
+            if (total is not None and c["step"] >= total) or (cfg.time_budget_s and elapsed >= cfg.time_budget_s):
+                break
+            for group in opt.param_groups:
+                group["lr"] = cfg.lr * lr_factor(cfg, c["step"], total, elapsed)
+            step_loss, step_tokens = 0.0, 0
+            for _ in range(cfg.grad_accum):
+                micro = next(stream)
+                batch = {k: v.to(acc.device) for k, v in collate(micro, pad).items()}
+                with acc.accumulate(model):
+                    loss = model(**batch, use_cache=False).loss
+                    acc.backward(loss)
+                    if acc.sync_gradients:
+                        acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                    opt.step()
+                    opt.zero_grad()
+                step_loss += loss.item() / cfg.grad_accum
+                step_tokens += sum(len(s) for s in micro) * acc.num_processes
+                c["micro"] += 1
+            c["step"] += 1
+            window_loss, window_steps = window_loss + step_loss, window_steps + 1
+            c["tokens"] += step_tokens
+            window_tokens += step_tokens
+            if c["step"] % cfg.log_every == 0 or c["step"] == total:
+                now = time.perf_counter()
+                c["elapsed_s"] = base_elapsed + now - start
+                record = {"step": c["step"], "loss": window_loss / window_steps, "lr": opt.param_groups[0]["lr"],
+                          "tokens": c["tokens"], "tokens_per_s": window_tokens / max(now - window_t, 1e-9),
+                          "elapsed_s": round(c["elapsed_s"], 3)}
+                if acc.is_main_process:
+                    ckpt.append_log(out, record)
+                reporter.log(record)
+                window_loss, window_steps, window_tokens, window_t = 0.0, 0, 0, now
+            reporter.advance(c["step"])
+            if cfg.save_every and c["step"] % cfg.save_every == 0 and c["step"] != total:
+                t_save = time.perf_counter()
+                self._save(acc, model, tokenizer, cfg, out, c, start, base_elapsed)
+                window_t += time.perf_counter() - t_save  # keep tokens/s about training only
+        reporter.close()
+        self._save(acc, model, tokenizer, cfg, out, c, start, base_elapsed)
+
+    def _save(self, acc: Accelerator, model: Any, tokenizer: Any, cfg: TrainConfig, out: Path,
+              c: dict[str, Any], start: float, base_elapsed: float) -> None:
+        c["elapsed_s"] = base_elapsed + time.perf_counter() - start
+        acc.wait_for_everyone()
+        if acc.is_main_process:
+            ckpt.export_model(acc.unwrap_model(model), tokenizer, out, is_lora=cfg.lora is not None)
+        ckpt.save_state(acc, out, {**c, "stage": self.name, "seed": cfg.seed})

@@ -1,0 +1,191 @@
+"""Real bash in the real sandbox: prompt/observation format, isolation, limits, recovery."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+
+import pytest
+from agentworld.core.protocols import Environment
+from agentworld.core.types import Action, Task
+from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.sandbox import Limits, detect_sandbox
+
+try:
+    SANDBOX = detect_sandbox()
+except RuntimeError as exc:  # pragma: no cover - depends on the machine
+    pytest.skip(f"no sandbox available: {exc}", allow_module_level=True)
+
+
+@pytest.fixture
+def env():
+    e = TerminalEnv(limits=Limits(command_timeout_s=1.5))
+    yield e
+    e.close()
+
+
+def run(env: TerminalEnv, text: str):
+    obs, reward, terminated, truncated, info = env.step(Action(text=text))
+    return obs, info
+
+
+def test_observation_format_and_state(env):
+    assert isinstance(env, Environment)
+    obs, info = env.reset(seed=0)
+    assert obs.text == "user@sandbox:~$ "
+    assert obs.state == {"cwd": "/home/agent", "exit_code": 0, "files": {}}
+    assert info["sandbox"] == SANDBOX
+    obs, _ = run(env, "mkdir a && ls")
+    assert obs.text == "a\nuser@sandbox:~$ "
+    assert obs.state["files"] == {"a": "<dir>"}
+    obs, _ = run(env, "cd a")
+    assert obs.text == "user@sandbox:~/a$ "
+    obs, _ = run(env, "pwd")
+    assert obs.text == "/home/agent/a\nuser@sandbox:~/a$ "
+    assert obs.state["cwd"] == "/home/agent/a"
+    obs, info = run(env, "ls nothere")
+    assert obs.text == (
+        "ls: cannot access 'nothere': No such file or directory\n[2] user@sandbox:~/a$ "
+    )
+    assert obs.state["exit_code"] == 2 and info["exit_code"] == 2
+    obs, _ = run(env, "printf abc")
+    assert obs.text == "abcuser@sandbox:~/a$ "
+    obs, _ = run(env, "whoami; hostname")
+    assert obs.text == "user\nsandbox\nuser@sandbox:~/a$ "
+
+
+def test_setup_files_have_fixed_mtimes(env):
+    task = Task(
+        id="t",
+        domain="terminal",
+        instruction="look",
+        setup={"dirs": ["docs"], "files": {"docs/a.txt": "one\ntwo\n"}},
+    )
+    env.reset(options={"task": task})
+    obs, _ = run(env, "ls -l docs")
+    assert obs.text == "total 4\n-rw-r--r-- 1 user user 8 Jan  1  2024 a.txt\nuser@sandbox:~$ "
+    obs, _ = run(env, "cat docs/a.txt")
+    assert obs.text == "one\ntwo\nuser@sandbox:~$ "
+
+
+def test_no_network(env):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(1)
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+
+    def accept() -> None:
+        try:
+            accepted.append(server.accept())
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        env.reset()
+        obs, _ = run(env, f"echo hi > /dev/tcp/127.0.0.1/{port}")
+        assert "Connection refused" in obs.text and obs.state["exit_code"] == 1
+        obs, _ = run(env, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+        assert obs.text == "lo\nuser@sandbox:~$ "
+    finally:
+        server.close()
+        thread.join(5)
+    assert accepted == []
+
+
+def test_writes_outside_root_are_blocked(env):
+    env.reset()
+    name = f"aw_probe_{uuid.uuid4().hex}"
+    obs, _ = run(env, f"touch /etc/{name} /work/{name}")
+    assert "Read-only file system" in obs.text or "Permission denied" in obs.text
+    assert obs.state["exit_code"] == 1
+    obs, _ = run(env, f"touch /tmp/{name} && ls /tmp")
+    assert obs.text.startswith(name)
+    for path in (f"/etc/{name}", f"/work/{name}", f"/tmp/{name}"):
+        assert not os.path.exists(path)
+
+
+def test_fork_bomb_is_contained(env):
+    env.reset()
+    start = time.monotonic()
+    obs, _ = run(env, ":(){ :|:& };:")
+    assert obs.text.endswith("user@sandbox:~$ ")
+    obs, _ = run(env, "echo ok")
+    assert obs.text == "ok\nuser@sandbox:~$ "
+    obs, _ = run(env, "ls -a")
+    assert obs.text == ".  ..\nuser@sandbox:~$ "
+    assert time.monotonic() - start < 20
+
+
+def test_process_limit_applies(env):
+    env.reset()
+    obs, _ = run(env, "ulimit -u")
+    assert obs.text.splitlines()[0].isdigit() and int(obs.text.splitlines()[0]) > 0
+
+
+def test_timeout_interrupts_and_env_stays_usable(env):
+    env.reset()
+    start = time.monotonic()
+    obs, info = run(env, "sleep 999")
+    assert time.monotonic() - start < 6
+    assert info["timed_out"] and not info["restarted"]
+    assert obs.text == ("^C\n[command timed out after 1.5 s: interrupted]\n[130] user@sandbox:~$ ")
+    obs, _ = run(env, "echo ok")
+    assert obs.text == "ok\nuser@sandbox:~$ "
+
+
+def test_unclosed_quote_is_cancelled(env):
+    env.reset()
+    start = time.monotonic()
+    obs, info = run(env, 'echo "abc')
+    assert obs.text == "> ^C\n[130] user@sandbox:~$ "
+    assert not info["timed_out"] and time.monotonic() - start < 1.5
+
+
+def test_interactive_program_restarts_shell_in_same_dir(env):
+    env.reset()
+    run(env, "mkdir d; cd d; touch f")
+    obs, info = run(env, "python3")
+    assert info["timed_out"] and info["restarted"]
+    assert obs.text.endswith(
+        "[command timed out after 1.5 s: shell restarted]\n[130] user@sandbox:~/d$ "
+    )
+    obs, _ = run(env, "ls")
+    assert obs.text == "f\nuser@sandbox:~/d$ "
+
+
+@pytest.mark.parametrize("command", ["exit", "kill -9 $$", "exec true"])
+def test_shell_exit_starts_new_shell(env, command):
+    env.reset()
+    run(env, "touch keep")
+    obs, info = run(env, command)
+    assert info["restarted"] and not info["timed_out"]
+    assert obs.text.endswith("[shell exited: a new shell was started]\nuser@sandbox:~$ ")
+    obs, _ = run(env, "ls")
+    assert obs.text == "keep\nuser@sandbox:~$ "
+
+
+def test_huge_output_is_truncated(env):
+    env.reset()
+    obs, info = run(env, "seq 1 100000")
+    assert info["output_truncated"] and not info["timed_out"]
+    assert obs.text.endswith("[output truncated after 4096 bytes]\nuser@sandbox:~$ ")
+    assert obs.text.startswith("1\n2\n3\n") and len(obs.text.encode()) < 4096 + 100
+    obs, info = run(env, "head -c 3000000 /dev/urandom")
+    assert info["output_truncated"] and obs.text.endswith("user@sandbox:~$ ")
+
+
+def test_root_is_removed_at_close():
+    env = TerminalEnv()
+    _, info = env.reset()
+    root = info["root"]
+    assert os.path.isdir(root)
+    run(env, "mkdir -p x/y && chmod 000 x")
+    env.close()
+    assert not os.path.exists(root)
