@@ -124,3 +124,22 @@ def test_errors_and_fork() -> None:
 
     with pytest.raises(RuntimeError):
         asyncio.run(twice())
+
+
+def test_cancelled_step_is_dropped() -> None:
+    wm = Counting(ConstantWorldModel("copy-previous"))
+    sim = Simulator(wm, max_wait_s=0.05)
+
+    async def main() -> tuple[str | None, dict]:
+        a, b = sim.open_sync("", "A"), sim.open_sync("", "B")
+        cancelled = asyncio.ensure_future(sim.step(a, "x"))
+        kept = asyncio.ensure_future(sim.step(b, "y"))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        result = await kept
+        assert len(sim.messages(a)) == 1 and len(sim.messages(b)) == 3
+        assert (await sim.step(a, "again"))[0] == "A"  # the cancelled step released the episode
+        return result
+
+    assert asyncio.run(main())[0] == "B"
+    assert wm.calls == [1, 1]

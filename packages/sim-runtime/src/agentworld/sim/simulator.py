@@ -38,6 +38,19 @@ class _Pending:
     future: asyncio.Future[StepResult] = field(repr=False)
 
 
+def _resolve(
+    future: asyncio.Future[StepResult],
+    result: StepResult | None = None,
+    error: BaseException | None = None,
+) -> None:
+    if future.done():  # cancelled by the caller while its step ran
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)  # type: ignore[arg-type]
+
+
 class Simulator:
     """Episodes stepped by a shared :class:`WorldModel`.
 
@@ -45,6 +58,8 @@ class Simulator:
     ``info["parsed"] = False`` and leaves the history unchanged, so the step can
     be retried (useful with sampling). ``info`` holds ``raw`` (the answer text),
     ``parsed``, ``num_tokens`` (generated tokens) and ``turn`` (0-based step index).
+    A step cancelled while waiting is dropped; one cancelled while its batch
+    runs is still recorded in the history.
 
     Args:
         world_model: Anything with ``predict(requests, *, max_new_tokens)``.
@@ -167,25 +182,24 @@ class Simulator:
                 except TimeoutError:
                     pass
             batch, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
-            with self._lock:
-                closed = [p for p in batch if p.episode_id not in self._episodes]
-                batch = [p for p in batch if p.episode_id in self._episodes]
-            for p in closed:
-                p.future.set_exception(
-                    KeyError(f"episode {p.episode_id!r} was closed before its step ran")
-                )
+            with self._lock:  # drop steps cancelled by their caller or whose episode was closed
+                for p in batch:
+                    if p.future.cancelled() and p.episode_id in self._episodes:
+                        self._episodes[p.episode_id].busy = False
+                    elif p.episode_id not in self._episodes:
+                        _resolve(p.future, error=KeyError(f"episode {p.episode_id!r} was closed"))
+                batch = [p for p in batch if not p.future.done()]
             if not batch:
                 continue
+            pairs = [(p.episode_id, p.action) for p in batch]
             try:
-                results = await asyncio.to_thread(
-                    self._predict, [(p.episode_id, p.action) for p in batch]
-                )
-            except Exception as error:  # noqa: BLE001 -- the world model failed: every step of the batch fails
+                results = await asyncio.to_thread(self._predict, pairs)
+            except Exception as error:  # noqa: BLE001 -- predict failed: so does every step
                 for p in batch:
-                    p.future.set_exception(error)
+                    _resolve(p.future, error=error)
                 continue
             for p, result in zip(batch, results):
-                p.future.set_result(result)
+                _resolve(p.future, result)
 
     # -- history bookkeeping ----------------------------------------------------------------
 

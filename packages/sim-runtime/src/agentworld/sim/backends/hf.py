@@ -163,7 +163,10 @@ class HFWorldModel:
     def _stop_ids(self) -> list[int]:
         ids: list[int] = []
         generation_config = getattr(self.model, "generation_config", None)
-        for value in (self.tokenizer.eos_token_id, getattr(generation_config, "eos_token_id", None)):
+        for value in (
+            self.tokenizer.eos_token_id,
+            getattr(generation_config, "eos_token_id", None),
+        ):
             ids += value if isinstance(value, list) else [value] if value is not None else []
         vocab = self.tokenizer.get_vocab()
         ids += [vocab[token] for token in STOP_TOKENS if token in vocab]

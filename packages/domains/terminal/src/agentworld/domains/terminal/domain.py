@@ -56,6 +56,24 @@ status 130. An unfinished line (open quote) shows `> ^C` and status 130. Output 
 killed before the next prompt."""
 
 
+def render_setup(setup: dict[str, Any]) -> str:
+    """The initial home directory as text: a directory list, then each file between markers.
+
+    Example::
+
+        Initial contents of ~ (all dated 2024-01-01):
+        directories: docs docs/old
+        --- docs/todo.txt ---
+        buy milk
+    """
+    dirs = sorted(setup.get("dirs", []))
+    lines = ["Initial contents of ~ (all dated 2024-01-01):", "directories: " + (" ".join(dirs) or "-")]
+    for path, content in sorted(setup.get("files", {}).items()):
+        lines.append(f"--- {path} ---")
+        lines.append(content.rstrip("\n"))
+    return "\n".join(lines)
+
+
 @functools.cache
 def _bash_version() -> str:
     try:
@@ -75,8 +93,16 @@ class TerminalDomain:
     version = "0.1.0"
 
     def system_prompt(self, task: Task | None) -> str:
-        """The world-model system prompt (the task itself is added by the core renderer)."""
-        return SYSTEM_PROMPT
+        """The world-model system prompt: the terminal's rules plus the task's initial file tree.
+
+        The simulator is reset to the same state as the real environment, so
+        it is told what the home directory holds at the start (directories
+        and every set-up file's content); the agent never sees this. The task
+        instruction itself is added by the core renderer.
+        """
+        if task is None or not task.setup:
+            return SYSTEM_PROMPT
+        return f"{SYSTEM_PROMPT}\n\n{render_setup(task.setup)}"
 
     def make_env(self, **kwargs: Any) -> TerminalEnv:
         """A real :class:`TerminalEnv`; ``kwargs`` go to its constructor.
