@@ -64,6 +64,7 @@ class EvalConfig(BaseModel):
     rewards: list[str] = Field(default_factory=lambda: ["exact_match", "edit_similarity", "domain"])
     max_transitions: int = Field(400, ge=1)
     batch_size: int = Field(32, ge=1)
+    max_new_tokens: int = Field(256, ge=1)
 
 
 class SimulateConfig(BaseModel):
@@ -75,6 +76,7 @@ class SimulateConfig(BaseModel):
     model: str | None = None
     episodes: int = Field(3, ge=1)
     max_steps: int = Field(6, ge=1)
+    max_new_tokens: int = Field(256, ge=1)
 
 
 class PipelineConfig(BaseModel):

@@ -104,7 +104,8 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     domain = _optional_domain(state.domain)
     items = transitions(read_episodes(state.heldout_url), domain=domain)[: cfg.max_transitions]
     model_path = _model_path(cfg, state)
-    models = {"model": plugins.get_sim_backend(cfg.backend).load(model_path)}
+    models = {"model": plugins.get_sim_backend(cfg.backend).load(
+        model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens)}
     for name in cfg.baselines:
         models[name] = plugins.get_sim_backend(name).load(None)
     rewards = {name: plugins.get_reward(name) for name in cfg.rewards}
@@ -150,7 +151,7 @@ def _mean(value: Any) -> float:
 def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
     """Replay held-out real episodes' actions in a simulated env; print and save real vs simulated."""
     backend = plugins.get_sim_backend(cfg.backend)
-    world_model = backend.load(_model_path(cfg, state))
+    world_model = backend.load(_model_path(cfg, state), max_new_tokens=cfg.max_new_tokens)
     domain = _optional_domain(state.domain)
     env = backend.make_env(world_model, domain=domain, max_steps=cfg.max_steps)
     lines = ["# Real vs simulated replays", ""]

@@ -1,0 +1,97 @@
+"""The main job end to end on a tiny budget: collect -> cpt -> sft -> eval -> simulate."""
+
+import json
+import subprocess
+import sys
+
+from rich.console import Console
+
+from agentworld.core.config import parse_config
+from agentworld.core.io import read_episodes
+from agentworld.core.pipeline import run_pipeline
+
+PIPELINE = """
+[run]
+dir = "{dir}"
+seed = 3
+domain = "terminal"
+
+[collect]
+episodes = 12
+workers = 2
+
+[cpt]
+trainer = "cpt"
+model = "tiny-test"
+tokenizer = "train"
+vocab_size = 800
+max_steps = 4
+batch_size = 2
+max_seq_len = 256
+
+[sft]
+trainer = "sft"
+max_steps = 4
+batch_size = 2
+max_seq_len = 1024
+
+[eval]
+max_transitions = 12
+batch_size = 8
+max_new_tokens = 24
+
+[simulate]
+episodes = 1
+max_steps = 2
+max_new_tokens = 24
+"""
+
+
+def test_pipeline_collect_to_simulate(tmp_path):
+    run_dir = tmp_path / "run"
+    config = parse_config(PIPELINE.format(dir=run_dir))
+    console = Console(file=open(tmp_path / "console.txt", "w"), width=160)
+    state = run_pipeline(config, console)
+
+    train = read_episodes(str(run_dir / "episodes/train.jsonl"))
+    heldout = read_episodes(str(run_dir / "episodes/heldout.jsonl"))
+    assert len(train) + len(heldout) == 12 and heldout
+    assert {e.metadata["policy"] for e in train + heldout} <= {"scripted", "random"}
+    assert state.checkpoint == str(run_dir / "checkpoints/sft")
+    assert (run_dir / "checkpoints/sft/config.json").exists()
+    assert json.loads((run_dir / "checkpoints/sft/config.json").read_text())["model_type"] == "qwen3"
+
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert set(metrics["overall"]) == {"model", "copy-previous", "empty"}
+    n = min(12, sum(len(e.steps) for e in heldout))
+    assert metrics["num_transitions"] == n
+    # the empty baseline is exactly right on the transitions whose real observation is empty
+    empty_real = sum(s.observation.text == "" for e in heldout for s in e.steps[:n])
+    assert metrics["overall"]["empty"]["exact_match"]["mean"] <= 1.0
+    assert empty_real == 0  # terminal observations always end with the prompt line
+    assert metrics["overall"]["empty"]["exact_match"]["mean"] == 0.0
+    report = (run_dir / "report.md").read_text()
+    assert "copy-previous" in report and "exact_match" in report
+    assert (run_dir / "fidelity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    replay = (run_dir / "replay.md").read_text()
+    assert replay.count("Real:") >= 1 and "Simulated:" in replay
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["stages"] == ["collect", "cpt", "sft", "eval", "simulate"]
+    assert run["facts"]["collect"]["episodes"] == 12
+
+
+def test_cli_run_pipeline_file_and_eval(tmp_path):
+    run_dir = tmp_path / "r"
+    pipeline = tmp_path / "p.toml"
+    text = PIPELINE.format(dir=run_dir).split("[eval]")[0]
+    pipeline.write_text(text)
+    cmd = [sys.executable, "-c", "from agentworld.core.cli import main; main()"]
+    done = subprocess.run([*cmd, "run", str(pipeline)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (run_dir / "checkpoints/sft/model.safetensors").exists()
+    out = tmp_path / "eval"
+    done = subprocess.run([*cmd, "eval", "--data", str(run_dir / "episodes/heldout.jsonl"),
+                           "--model", str(run_dir / "checkpoints/sft"), "--out", str(out),
+                           "--max-transitions", "5"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((out / "metrics.json").read_text())["num_transitions"] == 5
