@@ -38,10 +38,16 @@ def make_episodes(n: int, seed: int = 0, max_steps: int = 6) -> list[Episode]:
         files: list[str] = []
         steps = [_step(rng, files) for _ in range(rng.randint(2, max_steps))]
         task = Task(id=f"t{i}", domain="terminal", instruction="Explore the home directory.")
-        episodes.append(Episode(
-            id=f"ep{i}", domain="terminal", task=task, system_prompt=SYSTEM,
-            initial_observation=Observation(text=PROMPT), steps=steps,
-        ))
+        episodes.append(
+            Episode(
+                id=f"ep{i}",
+                domain="terminal",
+                task=task,
+                system_prompt=SYSTEM,
+                initial_observation=Observation(text=PROMPT),
+                steps=steps,
+            )
+        )
     return episodes
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from transformers import AutoTokenizer
 
 from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, episode_messages
-from agentworld.trainers.data import IGNORE_INDEX, batch_stream, collate, cpt_blocks, episode_sample, sft_samples
+from agentworld.trainers.data import (
+    IGNORE_INDEX,
+    batch_stream,
+    collate,
+    cpt_blocks,
+    episode_sample,
+    sft_samples,
+)
 from agentworld.trainers.tokenizer import train_tokenizer
 
 
@@ -14,7 +21,10 @@ def test_tokenizer_trains_and_renders_chatml(tokenizer_dir, corpus, tmp_path):
     assert len(tok) <= 400 and tok.eos_token == tok.pad_token == "<|endoftext|>"
     messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "echo hi"}]
     text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    assert text == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\necho hi<|im_end|>\n<|im_start|>assistant\n"
+    assert (
+        text
+        == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\necho hi<|im_end|>\n<|im_start|>assistant\n"
+    )
     for tag in (OBS_OPEN, OBS_CLOSE, "<|im_start|>", "<|im_end|>"):
         assert len(tok(tag, add_special_tokens=False)["input_ids"]) == 1, tag
     sample = "echo hi\nhi\nuser@sandbox:~$ ünïcode ✓"
@@ -32,11 +42,15 @@ def test_sft_mask_covers_only_assistant_answers(tokenizer_dir, corpus):
     (sample,) = episode_sample(tok, episode, 10_000)
     messages = episode_messages(episode)
     assert tok.decode(sample.input_ids) == tok.apply_chat_template(messages, tokenize=False)
-    target = [t for t, m in zip(sample.input_ids, sample.loss_mask) if m]
+    target = [t for t, m in zip(sample.input_ids, sample.loss_mask, strict=True) if m]
     answers = "".join(m["content"] + "<|im_end|>" for m in messages if m["role"] == "assistant")
     assert tok.decode(target) == answers
-    prompt = tok.decode([t for t, m in zip(sample.input_ids, sample.loss_mask) if not m])
-    assert OBS_OPEN not in prompt and "assistant" in prompt and episode.steps[0].action.text in prompt
+    prompt = tok.decode(
+        [t for t, m in zip(sample.input_ids, sample.loss_mask, strict=True) if not m]
+    )
+    assert (
+        OBS_OPEN not in prompt and "assistant" in prompt and episode.steps[0].action.text in prompt
+    )
 
 
 def test_long_episode_is_windowed_at_turn_boundaries(tokenizer_dir, corpus):
@@ -49,7 +63,7 @@ def test_long_episode_is_windowed_at_turn_boundaries(tokenizer_dir, corpus):
     system = tok.apply_chat_template(episode_messages(episode)[:1], tokenize=False)
     for w in windows:
         text = tok.decode(w.input_ids)
-        assert text.startswith(system) and text[len(system):].startswith("<|im_start|>user\n")
+        assert text.startswith(system) and text[len(system) :].startswith("<|im_start|>user\n")
     n_targets = sum(tok.decode(w.input_ids).count(OBS_CLOSE) for w in windows)
     assert n_targets == len(episode.steps)
 
@@ -73,4 +87,4 @@ def test_batches_are_deterministic_resumable_and_padded_right(tokenizer_dir, cor
     assert batch["input_ids"].shape == batch["labels"].shape
     shortest = min(first[0], key=len)
     row = first[0].index(shortest)
-    assert (batch["labels"][row, len(shortest):] == IGNORE_INDEX).all()
+    assert (batch["labels"][row, len(shortest) :] == IGNORE_INDEX).all()

@@ -15,7 +15,14 @@ from agentworld.trainers.data import collate, sft_samples
 from agentworld.trainers.models import PRESETS, ModelSpecError, load_model
 from agentworld.trainers.sft import SftTrainer
 
-BASE = {"model": "tiny-test", "batch_size": 4, "max_seq_len": 128, "warmup_steps": 2, "log_every": 1, "lr": 3e-3}
+BASE = {
+    "model": "tiny-test",
+    "batch_size": 4,
+    "max_seq_len": 128,
+    "warmup_steps": 2,
+    "log_every": 1,
+    "lr": 3e-3,
+}
 
 
 def losses(out: str | Path) -> list[float]:
@@ -27,8 +34,16 @@ def losses(out: str | Path) -> list[float]:
 def sft_run(tmp_path_factory, corpus, tokenizer_dir) -> Path:
     """An uninterrupted 8-step SFT run from a preset, seed 7."""
     out = tmp_path_factory.mktemp("sft") / "run"
-    SftTrainer().train(corpus, {**BASE, "tokenizer": str(tokenizer_dir), "output_dir": str(out),
-                                "max_steps": 8, "seed": 7})
+    SftTrainer().train(
+        corpus,
+        {
+            **BASE,
+            "tokenizer": str(tokenizer_dir),
+            "output_dir": str(out),
+            "max_steps": 8,
+            "seed": 7,
+        },
+    )
     return out
 
 
@@ -38,8 +53,17 @@ def test_plugin_registers_cpt_and_sft():
 
 
 def test_cpt_lowers_loss_and_checkpoint_reloads_with_identical_logits(corpus, tmp_path):
-    out = CptTrainer().train(corpus, {**BASE, "tokenizer": "train", "vocab_size": 400,
-                                      "output_dir": str(tmp_path / "cpt"), "max_steps": 30, "save_every": 15})
+    out = CptTrainer().train(
+        corpus,
+        {
+            **BASE,
+            "tokenizer": "train",
+            "vocab_size": 400,
+            "output_dir": str(tmp_path / "cpt"),
+            "max_steps": 30,
+            "save_every": 15,
+        },
+    )
     curve = losses(out)
     assert len(curve) == 30 and sum(curve[-5:]) / 5 < curve[0] - 0.5
     record = json.loads((Path(out) / "train_log.jsonl").read_text().splitlines()[-1])
@@ -61,8 +85,16 @@ def test_cpt_lowers_loss_and_checkpoint_reloads_with_identical_logits(corpus, tm
 
 
 def test_same_seed_same_loss_curve(sft_run, corpus, tokenizer_dir, tmp_path):
-    out = SftTrainer().train(corpus, {**BASE, "tokenizer": str(tokenizer_dir), "output_dir": str(tmp_path / "b"),
-                                      "max_steps": 8, "seed": 7})
+    out = SftTrainer().train(
+        corpus,
+        {
+            **BASE,
+            "tokenizer": str(tokenizer_dir),
+            "output_dir": str(tmp_path / "b"),
+            "max_steps": 8,
+            "seed": 7,
+        },
+    )
     assert losses(out) == losses(sft_run)
     assert losses(sft_run)[-1] < losses(sft_run)[0]
 
@@ -72,8 +104,14 @@ class Crash(RuntimeError):
 
 
 def test_resume_continues_the_uninterrupted_loss_curve(sft_run, corpus, tokenizer_dir, tmp_path):
-    cfg = {**BASE, "tokenizer": str(tokenizer_dir), "output_dir": str(tmp_path / "r"), "max_steps": 8,
-           "seed": 7, "save_every": 4}
+    cfg = {
+        **BASE,
+        "tokenizer": str(tokenizer_dir),
+        "output_dir": str(tmp_path / "r"),
+        "max_steps": 8,
+        "seed": 7,
+        "save_every": 4,
+    }
 
     def crash_at_6(record: dict) -> None:
         if record["step"] == 6:
@@ -83,19 +121,32 @@ def test_resume_continues_the_uninterrupted_loss_curve(sft_run, corpus, tokenize
         SftTrainer().train(corpus, {**cfg, "callback": crash_at_6})
     assert len(losses(tmp_path / "r")) == 6
     steps = []
-    SftTrainer().train(corpus, {**cfg, "resume": True, "callback": lambda r: steps.append(r["step"])})
+    SftTrainer().train(
+        corpus, {**cfg, "resume": True, "callback": lambda r: steps.append(r["step"])}
+    )
     assert steps == [5, 6, 7, 8]
     assert losses(tmp_path / "r") == pytest.approx(losses(sft_run), rel=1e-6)
 
 
 def test_lora_trains_and_saves_a_merged_loadable_model(sft_run, corpus, tmp_path):
-    out = SftTrainer().train(corpus, {**BASE, "model": str(sft_run), "output_dir": str(tmp_path / "lora"),
-                                      "max_steps": 10, "lr": 2e-2, "lora": {"r": 4, "alpha": 8}})
+    out = SftTrainer().train(
+        corpus,
+        {
+            **BASE,
+            "model": str(sft_run),
+            "output_dir": str(tmp_path / "lora"),
+            "max_steps": 10,
+            "lr": 2e-2,
+            "lora": {"r": 4, "alpha": 8},
+        },
+    )
     assert (Path(out) / "adapter" / "adapter_config.json").is_file()
     merged = AutoModelForCausalLM.from_pretrained(out)
     base = AutoModelForCausalLM.from_pretrained(sft_run)
     assert not any("lora" in name for name in merged.state_dict())
-    assert not torch.equal(merged.model.layers[0].self_attn.q_proj.weight, base.model.layers[0].self_attn.q_proj.weight)
+    assert not torch.equal(
+        merged.model.layers[0].self_attn.q_proj.weight, base.model.layers[0].self_attn.q_proj.weight
+    )
     assert torch.equal(merged.model.embed_tokens.weight, base.model.embed_tokens.weight)
     samples = sft_samples(corpus, AutoTokenizer.from_pretrained(out), 128)
     batch = collate(samples, 0)
@@ -104,8 +155,16 @@ def test_lora_trains_and_saves_a_merged_loadable_model(sft_run, corpus, tmp_path
 
 
 def test_time_budget_stops_training(corpus, tokenizer_dir, tmp_path):
-    out = CptTrainer().train(corpus, {**BASE, "tokenizer": str(tokenizer_dir), "output_dir": str(tmp_path / "t"),
-                                      "time_budget_s": 1.0, "max_steps": 100_000})
+    out = CptTrainer().train(
+        corpus,
+        {
+            **BASE,
+            "tokenizer": str(tokenizer_dir),
+            "output_dir": str(tmp_path / "t"),
+            "time_budget_s": 1.0,
+            "max_steps": 100_000,
+        },
+    )
     log = [json.loads(line) for line in (Path(out) / "train_log.jsonl").read_text().splitlines()]
     assert 1 <= len(log) < 100_000 and log[-1]["elapsed_s"] < 10
     assert (Path(out) / "config.json").is_file()
@@ -113,12 +172,20 @@ def test_time_budget_stops_training(corpus, tokenizer_dir, tmp_path):
 
 def test_bad_model_and_tokenizer_give_clear_errors(corpus, tokenizer_dir, tmp_path):
     with pytest.raises(ModelSpecError) as err:
-        CptTrainer().train(corpus, {"model": "gigantic", "tokenizer": str(tokenizer_dir),
-                                    "output_dir": str(tmp_path / "x")})
+        CptTrainer().train(
+            corpus,
+            {
+                "model": "gigantic",
+                "tokenizer": str(tokenizer_dir),
+                "output_dir": str(tmp_path / "x"),
+            },
+        )
     assert "gigantic" in str(err.value) and all(name in str(err.value) for name in PRESETS)
     with pytest.raises(ModelSpecError, match="no/such/dir"):
         load_model("no/such/dir")
     with pytest.raises(FileNotFoundError, match="missing-tok"):
-        CptTrainer().train(corpus, {"tokenizer": str(tmp_path / "missing-tok"), "output_dir": str(tmp_path / "y")})
+        CptTrainer().train(
+            corpus, {"tokenizer": str(tmp_path / "missing-tok"), "output_dir": str(tmp_path / "y")}
+        )
     with pytest.raises(ValueError, match="max_stepz"):
         CptTrainer().train(corpus, {"output_dir": str(tmp_path / "z"), "max_stepz": 3})

@@ -13,8 +13,14 @@ import torch
 from agentworld.trainers.models import build_config, num_parameters
 
 
-def measure(preset: str = "default", seq_len: int = 512, batch_size: int = 8, vocab_size: int = 3072,
-            steps: int = 6, warmup: int = 2) -> dict[str, float]:
+def measure(
+    preset: str = "default",
+    seq_len: int = 512,
+    batch_size: int = 8,
+    vocab_size: int = 3072,
+    steps: int = 6,
+    warmup: int = 2,
+) -> dict[str, float]:
     """Train-step throughput of ``preset`` on ``[batch_size, seq_len]`` random tokens.
 
     Returns:
@@ -38,7 +44,11 @@ def measure(preset: str = "default", seq_len: int = 512, batch_size: int = 8, vo
         opt.step()
         opt.zero_grad()
     step_s = (time.perf_counter() - start) / steps
-    return {"params": num_parameters(model), "tokens_per_s": batch_size * seq_len / step_s, "step_s": step_s}
+    return {
+        "params": num_parameters(model),
+        "tokens_per_s": batch_size * seq_len / step_s,
+        "step_s": step_s,
+    }
 
 
 if __name__ == "__main__":
@@ -46,5 +56,7 @@ if __name__ == "__main__":
     preset = args[0] if args else "default"
     nums = [int(a) for a in args[1:4]]
     result = measure(preset, *nums)
-    print(f"{preset}: {result['params'] / 1e6:.2f}M params, {result['tokens_per_s']:.0f} tokens/s, "
-          f"{result['step_s']:.3f} s/step")
+    print(
+        f"{preset}: {result['params'] / 1e6:.2f}M params, {result['tokens_per_s']:.0f} tokens/s, "
+        f"{result['step_s']:.3f} s/step"
+    )

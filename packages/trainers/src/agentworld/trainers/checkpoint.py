@@ -63,7 +63,9 @@ def export_model(
             hf_logging.enable_progress_bar()
 
 
-def _export(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, out: Path, is_lora: bool) -> None:
+def _export(
+    model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, out: Path, is_lora: bool
+) -> None:
     with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp:
         root = Path(tmp)
         full: PreTrainedModel
@@ -120,7 +122,9 @@ def truncate_log(out: Path, step: int) -> None:
     log = out / LOG
     if not log.exists():
         return
-    keep = [line for line in log.read_text().splitlines() if line and json.loads(line)["step"] <= step]
+    keep = [
+        line for line in log.read_text().splitlines() if line and json.loads(line)["step"] <= step
+    ]
     log.write_text("".join(line + "\n" for line in keep))
 
 

@@ -17,7 +17,15 @@ class LoraSettings(BaseModel):
     alpha: int = Field(16, ge=1)
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
     target_modules: list[str] = Field(
-        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+        default_factory=lambda: [
+            "q_proj",
+            "k_proj",
+            "v_proj",
+            "o_proj",
+            "gate_proj",
+            "up_proj",
+            "down_proj",
+        ]
     )
 
 
@@ -83,7 +91,9 @@ class TrainConfig(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
         if self.tokenizer == "":
-            raise ValueError("tokenizer must be None (the model's), 'train' or a tokenizer directory, got ''")
+            raise ValueError(
+                "tokenizer must be None (the model's), 'train' or a tokenizer directory, got ''"
+            )
         return self
 
 

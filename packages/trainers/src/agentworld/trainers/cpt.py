@@ -23,6 +23,8 @@ class CptTrainer(BaseTrainer):
     name: ClassVar[str] = "cpt"
     config_cls: ClassVar[type[TrainConfig]] = CptConfig
 
-    def samples(self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig) -> list[Sample]:
+    def samples(
+        self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
+    ) -> list[Sample]:
         """Packed blocks of ``cfg.max_seq_len`` tokens (see :func:`~agentworld.trainers.data.cpt_blocks`)."""
         return cpt_blocks(episodes, tokenizer, cfg.max_seq_len)

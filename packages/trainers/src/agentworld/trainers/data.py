@@ -39,7 +39,9 @@ class Sample:
         return len(self.input_ids)
 
 
-def cpt_blocks(episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, block_size: int) -> list[Sample]:
+def cpt_blocks(
+    episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, block_size: int
+) -> list[Sample]:
     """Pack the episodes' CPT documents, each followed by eos, into blocks of ``block_size`` tokens.
 
     Every block but possibly the last is exactly ``block_size`` long; the last
@@ -84,7 +86,9 @@ def render_with_spans(
     for k, message in enumerate(messages):
         head = _render(tokenizer, messages[:k]) if k else ""
         if not text.startswith(head):
-            raise ValueError("the tokenizer's chat template is not prefix-stable; cannot mask SFT targets")
+            raise ValueError(
+                "the tokenizer's chat template is not prefix-stable; cannot mask SFT targets"
+            )
         starts.append(len(head))
         if message["role"] == "assistant":
             prompt = _render(tokenizer, messages[:k], gen=True)
@@ -93,7 +97,9 @@ def render_with_spans(
     return text, starts, spans
 
 
-def episode_sample(tokenizer: PreTrainedTokenizerBase, episode: Episode, max_seq_len: int) -> list[Sample]:
+def episode_sample(
+    tokenizer: PreTrainedTokenizerBase, episode: Episode, max_seq_len: int
+) -> list[Sample]:
     """The SFT sequences of one episode: ``[1, ...]`` windows of at most ``max_seq_len`` tokens.
 
     A window is the system message followed by as many whole turns (action
@@ -124,15 +130,25 @@ def episode_sample(tokenizer: PreTrainedTokenizerBase, episode: Episode, max_seq
     return out
 
 
-def sft_samples(episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, max_seq_len: int) -> list[Sample]:
+def sft_samples(
+    episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, max_seq_len: int
+) -> list[Sample]:
     """All SFT windows of ``episodes`` (see :func:`episode_sample`); windows with no target are dropped.
 
     Raises:
         ValueError: no episode has a step to predict.
     """
-    out = [s for e in episodes if e.steps for s in episode_sample(tokenizer, e, max_seq_len) if any(s.loss_mask)]
+    out = [
+        s
+        for e in episodes
+        if e.steps
+        for s in episode_sample(tokenizer, e, max_seq_len)
+        if any(s.loss_mask)
+    ]
     if not out:
-        raise ValueError("sft needs episodes with at least one step; none of the given episodes has one")
+        raise ValueError(
+            "sft needs episodes with at least one step; none of the given episodes has one"
+        )
     return out
 
 
@@ -156,7 +172,12 @@ def length_batches(lengths: Sequence[int], batch_size: int, seed: int) -> list[l
 
 
 def batch_stream(
-    samples: Sequence[Sample], batch_size: int, seed: int, start: int = 0, rank: int = 0, world: int = 1
+    samples: Sequence[Sample],
+    batch_size: int,
+    seed: int,
+    start: int = 0,
+    rank: int = 0,
+    world: int = 1,
 ) -> Iterator[list[Sample]]:
     """Endless micro-batches; batch ``n`` depends only on ``(seed, n)`` so training can resume at ``start``.
 

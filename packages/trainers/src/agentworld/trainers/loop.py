@@ -35,7 +35,11 @@ def corpus_texts(episodes: Sequence[Episode]) -> list[str]:
     texts = []
     for e in episodes:
         texts.append(cpt_text(e))
-        texts.append("".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in episode_messages(e)))
+        texts.append(
+            "".join(
+                f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in episode_messages(e)
+            )
+        )
     return texts
 
 
@@ -62,18 +66,24 @@ class BaseTrainer:
     name: ClassVar[str] = "base"
     config_cls: ClassVar[type[TrainConfig]] = TrainConfig
 
-    def samples(self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig) -> list[Sample]:
+    def samples(
+        self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
+    ) -> list[Sample]:
         """The stage's training sequences."""
         raise NotImplementedError
 
-    def _tokenizer(self, episodes: Sequence[Episode], cfg: TrainConfig, out: Path, resuming: bool) -> Any:
+    def _tokenizer(
+        self, episodes: Sequence[Episode], cfg: TrainConfig, out: Path, resuming: bool
+    ) -> Any:
         if resuming and (out / "tokenizer_config.json").is_file():
             return AutoTokenizer.from_pretrained(str(out))
         if cfg.tokenizer == "train":
             return train_tokenizer(corpus_texts(episodes), cfg.vocab_size)
         if cfg.tokenizer is not None:
             if not Path(cfg.tokenizer).is_dir():
-                raise FileNotFoundError(f"tokenizer {cfg.tokenizer!r} is not a directory; use 'train', None or a path")
+                raise FileNotFoundError(
+                    f"tokenizer {cfg.tokenizer!r} is not a directory; use 'train', None or a path"
+                )
             return AutoTokenizer.from_pretrained(cfg.tokenizer)
         return None
 
@@ -86,7 +96,11 @@ class BaseTrainer:
             FileNotFoundError: ``tokenizer`` path missing.
             ValueError: no usable episodes.
         """
-        cfg = config if isinstance(config, self.config_cls) else self.config_cls.model_validate(dict(config))
+        cfg = (
+            config
+            if isinstance(config, self.config_cls)
+            else self.config_cls.model_validate(dict(config))
+        )
         if cfg.num_threads:
             torch.set_num_threads(cfg.num_threads)
         out = Path(cfg.output_dir)
@@ -100,15 +114,28 @@ class BaseTrainer:
         if cfg.lora is not None:
             from peft import LoraConfig, get_peft_model
 
-            lora = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
-                              target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")
+            lora = LoraConfig(
+                r=cfg.lora.r,
+                lora_alpha=cfg.lora.alpha,
+                lora_dropout=cfg.lora.dropout,
+                target_modules=cfg.lora.target_modules,
+                task_type="CAUSAL_LM",
+            )
             model = get_peft_model(model, lora)
         data = self.samples(episodes, tokenizer, cfg)
-        acc = Accelerator(gradient_accumulation_steps=cfg.grad_accum, mixed_precision=cfg.mixed_precision)
+        acc = Accelerator(
+            gradient_accumulation_steps=cfg.grad_accum, mixed_precision=cfg.mixed_precision
+        )
         decay = [p for p in model.parameters() if p.requires_grad and p.ndim >= 2]
         rest = [p for p in model.parameters() if p.requires_grad and p.ndim < 2]
-        opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                                 {"params": rest, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95))
+        opt = torch.optim.AdamW(
+            [
+                {"params": decay, "weight_decay": cfg.weight_decay},
+                {"params": rest, "weight_decay": 0.0},
+            ],
+            lr=cfg.lr,
+            betas=(0.9, 0.95),
+        )
         model, opt = acc.prepare(model, opt)
         counters = {"step": 0, "micro": 0, "tokens": 0, "elapsed_s": 0.0}
         if state_dir is not None:
@@ -126,21 +153,43 @@ class BaseTrainer:
         self._loop(acc, model, opt, tokenizer, data, cfg, out, counters, total)
         return str(out)
 
-    def _loop(self, acc: Accelerator, model: Any, opt: Any, tokenizer: Any, data: list[Sample],
-              cfg: TrainConfig, out: Path, c: dict[str, Any], total: int | None) -> None:
+    def _loop(
+        self,
+        acc: Accelerator,
+        model: Any,
+        opt: Any,
+        tokenizer: Any,
+        data: list[Sample],
+        cfg: TrainConfig,
+        out: Path,
+        c: dict[str, Any],
+        total: int | None,
+    ) -> None:
         pad = tokenizer.pad_token_id
-        stream = batch_stream(data, cfg.batch_size, cfg.seed, c["micro"], acc.process_index, acc.num_processes)
+        stream = batch_stream(
+            data, cfg.batch_size, cfg.seed, c["micro"], acc.process_index, acc.num_processes
+        )
         reporter = Reporter(cfg, total, start=c["step"], enabled=acc.is_main_process)
         params = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        reporter.info(f"{self.name}: {len(data)} sequences, {num_parameters(model):,} parameters "
-                      f"({params:,} trainable), {total or '?'} steps")
+        reporter.info(
+            f"{self.name}: {len(data)} sequences, {num_parameters(model):,} parameters "
+            f"({params:,} trainable), {total or '?'} steps"
+        )
         start, base_elapsed = time.perf_counter(), c["elapsed_s"]
         window_loss, window_steps, window_tokens, window_t = 0.0, 0, 0, time.perf_counter()
         model.train()
-        while True:
+
+        def finished() -> bool:
             elapsed = base_elapsed + time.perf_counter() - start
-            if (total is not None and c["step"] >= total) or (cfg.time_budget_s and elapsed >= cfg.time_budget_s):
-                break
+            by_time = cfg.time_budget_s is not None and elapsed >= cfg.time_budget_s
+            if cfg.time_budget_s is not None and acc.num_processes > 1:  # all ranks stop together
+                flag = torch.tensor([float(by_time)], device=acc.device)
+                by_time = bool(acc.reduce(flag, reduction="max").item())
+            return by_time or (total is not None and c["step"] >= total)
+
+        done = finished()
+        while not done:
+            elapsed = base_elapsed + time.perf_counter() - start
             for group in opt.param_groups:
                 group["lr"] = cfg.lr * lr_factor(cfg, c["step"], total, elapsed)
             step_loss, step_tokens = 0.0, 0
@@ -161,26 +210,41 @@ class BaseTrainer:
             window_loss, window_steps = window_loss + step_loss, window_steps + 1
             c["tokens"] += step_tokens
             window_tokens += step_tokens
-            if c["step"] % cfg.log_every == 0 or c["step"] == total:
+            done = finished()
+            if c["step"] % cfg.log_every == 0 or done:
                 now = time.perf_counter()
                 c["elapsed_s"] = base_elapsed + now - start
-                record = {"step": c["step"], "loss": window_loss / window_steps, "lr": opt.param_groups[0]["lr"],
-                          "tokens": c["tokens"], "tokens_per_s": window_tokens / max(now - window_t, 1e-9),
-                          "elapsed_s": round(c["elapsed_s"], 3)}
+                record = {
+                    "step": c["step"],
+                    "loss": window_loss / window_steps,
+                    "lr": opt.param_groups[0]["lr"],
+                    "tokens": c["tokens"],
+                    "tokens_per_s": window_tokens / max(now - window_t, 1e-9),
+                    "elapsed_s": round(c["elapsed_s"], 3),
+                }
                 if acc.is_main_process:
                     ckpt.append_log(out, record)
                 reporter.log(record)
                 window_loss, window_steps, window_tokens, window_t = 0.0, 0, 0, now
             reporter.advance(c["step"])
-            if cfg.save_every and c["step"] % cfg.save_every == 0 and c["step"] != total:
+            if cfg.save_every and c["step"] % cfg.save_every == 0 and not done:
                 t_save = time.perf_counter()
                 self._save(acc, model, tokenizer, cfg, out, c, start, base_elapsed)
                 window_t += time.perf_counter() - t_save  # keep tokens/s about training only
         reporter.close()
         self._save(acc, model, tokenizer, cfg, out, c, start, base_elapsed)
 
-    def _save(self, acc: Accelerator, model: Any, tokenizer: Any, cfg: TrainConfig, out: Path,
-              c: dict[str, Any], start: float, base_elapsed: float) -> None:
+    def _save(
+        self,
+        acc: Accelerator,
+        model: Any,
+        tokenizer: Any,
+        cfg: TrainConfig,
+        out: Path,
+        c: dict[str, Any],
+        start: float,
+        base_elapsed: float,
+    ) -> None:
         c["elapsed_s"] = base_elapsed + time.perf_counter() - start
         acc.wait_for_everyone()
         if acc.is_main_process:

@@ -17,7 +17,9 @@ class Reporter:
         enabled: False on non-main processes (nothing is shown or called).
     """
 
-    def __init__(self, cfg: TrainConfig, total: int | None, *, start: int = 0, enabled: bool = True):
+    def __init__(
+        self, cfg: TrainConfig, total: int | None, *, start: int = 0, enabled: bool = True
+    ):
         self.callback = cfg.callback if enabled else None
         self.bar: Any = None
         self.task: Any = None
@@ -26,8 +28,13 @@ class Reporter:
                 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
             except ImportError:  # rich is optional
                 return
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                                TextColumn("{task.fields[info]}"), TimeElapsedColumn())
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                TextColumn("{task.fields[info]}"),
+                TimeElapsedColumn(),
+            )
             self.task = self.bar.add_task("train", total=total, completed=start, info="")
             self.bar.start()
 

@@ -24,8 +24,12 @@ class SftTrainer(BaseTrainer):
     name: ClassVar[str] = "sft"
     config_cls: ClassVar[type[TrainConfig]] = SftConfig
 
-    def samples(self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig) -> list[Sample]:
+    def samples(
+        self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
+    ) -> list[Sample]:
         """Masked episode windows of at most ``cfg.max_seq_len`` tokens (see :func:`~agentworld.trainers.data.sft_samples`)."""
         if not tokenizer.chat_template:
-            raise ValueError("sft needs a tokenizer with a chat template; use tokenizer='train' or a chat tokenizer")
+            raise ValueError(
+                "sft needs a tokenizer with a chat template; use tokenizer='train' or a chat tokenizer"
+            )
         return sft_samples(episodes, tokenizer, cfg.max_seq_len)

@@ -54,7 +54,9 @@ def train_tokenizer(
         ValueError: ``vocab_size`` below ``MIN_VOCAB``.
     """
     if vocab_size < MIN_VOCAB:
-        raise ValueError(f"vocab_size must be at least {MIN_VOCAB} (256 bytes + tags), got {vocab_size}")
+        raise ValueError(
+            f"vocab_size must be at least {MIN_VOCAB} (256 bytes + tags), got {vocab_size}"
+        )
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
