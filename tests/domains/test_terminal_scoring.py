@@ -129,3 +129,35 @@ def test_package_does_not_import_torch():
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_world_model_prompt_carries_the_initial_file_tree():
+    domain = TerminalDomain()
+    task = domain.tasks().sample(1, seed=11)[0]
+    prompt = domain.system_prompt(task)
+    assert prompt.startswith("You simulate a Linux bash terminal")
+    for path, content in task.setup["files"].items():
+        assert f"--- {path} ---\n{content.rstrip()}" in prompt
+    for directory in task.setup["dirs"]:
+        assert directory in prompt.split("directories: ", 1)[1].splitlines()[0].split()
+    assert domain.system_prompt(None) == prompt.split("\n\nInitial contents", 1)[0]
+
+
+def test_output_text_and_empty_baseline_use_the_prompt_line():
+    from agentworld.core.builtins import ConstantWorldModel
+
+    domain = TerminalDomain()
+    assert domain.output_text(Observation(text="a\nb\n[1] user@sandbox:~/x$ ")) == "a\nb\n"
+    assert domain.output_text(Observation(text="user@sandbox:~$ ")) == ""
+    history = [
+        {"role": "system", "content": "rules\n\nInitial observation:\nuser@sandbox:~$ "},
+        {"role": "user", "content": "cd docs && ls nope"},
+        {"role": "assistant", "content": "<predicted_observation>\nls: cannot access 'nope'\n"
+                                         "[2] user@sandbox:~/docs$ \n</predicted_observation>"},
+        {"role": "user", "content": "touch a"},
+    ]
+    empty = ConstantWorldModel("empty", domain).predict([history, history[:2]])
+    assert [p.observation for p in empty] == ["user@sandbox:~/docs$ ", "user@sandbox:~$ "]
+    assert ConstantWorldModel("empty").predict([history])[0].observation == ""
+    copy = ConstantWorldModel("copy-previous", domain).predict([history])[0]
+    assert copy.observation == "ls: cannot access 'nope'\n[2] user@sandbox:~/docs$ "

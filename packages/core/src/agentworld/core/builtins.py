@@ -1,8 +1,10 @@
 """Plugins built into agentworld-core: the two reference world models used as baselines.
 
 ``copy-previous`` predicts that the next observation equals the last one
-shown; ``empty`` predicts an empty observation. Both read only the request
-messages, so they run anywhere without a model.
+shown; ``empty`` predicts an empty observation: ``""``, or, when the domain
+defines ``empty_observation(previous_text)``, what the environment shows
+after an action that outputs nothing (for the terminal: just the prompt
+line). Both read only the request messages, so they run anywhere.
 """
 
 from __future__ import annotations
@@ -29,19 +31,28 @@ class ConstantWorldModel:
 
     Args:
         mode: ``"copy-previous"`` or ``"empty"``.
+        domain: Optional domain; its ``empty_observation`` shapes the ``empty`` answer.
+
+    Raises:
+        ValueError: unknown ``mode``.
     """
 
-    def __init__(self, mode: str):
+    def __init__(self, mode: str, domain: Any = None):
         if mode not in ("copy-previous", "empty"):
             raise ValueError(f"mode must be 'copy-previous' or 'empty', got {mode!r}")
         self.mode = mode
+        self.empty = getattr(domain, "empty_observation", None)
 
     def predict(
         self, requests: Sequence[list[dict[str, str]]], *, max_new_tokens: int | None = None
     ) -> list[Prediction]:
         out = []
         for messages in requests:
-            obs = _last_observation(messages) if self.mode == "copy-previous" else ""
+            previous = _last_observation(messages)
+            if self.mode == "copy-previous":
+                obs = previous
+            else:
+                obs = self.empty(previous) if self.empty else ""
             out.append(Prediction(text=wrap_observation(obs), observation=obs))
         return out
 
@@ -52,8 +63,9 @@ class ConstantBackend:
     def __init__(self, mode: str):
         self.name = mode
 
-    def load(self, path: str | None = None, **options: Any) -> ConstantWorldModel:
-        return ConstantWorldModel(self.name)
+    def load(self, path: str | None = None, *, domain: Any = None, **options: Any) -> ConstantWorldModel:
+        """A :class:`ConstantWorldModel`; ``path`` and other options are ignored."""
+        return ConstantWorldModel(self.name, domain)
 
 
 @hookimpl

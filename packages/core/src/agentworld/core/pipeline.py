@@ -107,7 +107,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     models = {"model": plugins.get_sim_backend(cfg.backend).load(
         model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens)}
     for name in cfg.baselines:
-        models[name] = plugins.get_sim_backend(name).load(None)
+        models[name] = plugins.get_sim_backend(name).load(None, domain=domain)
     rewards = {name: plugins.get_reward(name) for name in cfg.rewards}
     with progress_bar(console) as bar:
         task = bar.add_task("eval predictions", total=len(items) * len(models))

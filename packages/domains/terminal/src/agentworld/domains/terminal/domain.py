@@ -13,7 +13,7 @@ from agentworld.domains.terminal import scorer
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.policies import make_policies
-from agentworld.domains.terminal.prompt import HOME
+from agentworld.domains.terminal.prompt import HOME, absolute_cwd, render_prompt, split_prompt
 from agentworld.domains.terminal.sandbox import detect_sandbox
 from agentworld.domains.terminal.tasks import TerminalTaskSampler
 
@@ -40,20 +40,11 @@ _BUCKETS = {
 }
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
-SYSTEM_PROMPT = f"""You simulate a Linux bash terminal (GNU bash 5, Debian userland) running in
-a sandbox. The user is `user` (uid 1000) on host `sandbox`; the home directory {HOME} is the
-only writable place besides /tmp; there is no network (only the loopback interface). Each user
-message is one command line typed at the prompt. Reply with exactly what the terminal shows
-next: the command's output (stdout and stderr interleaved, no colours, the command itself is not
-echoed) followed by the new prompt, without a trailing newline.
-
-The prompt is `user@sandbox:DIR$ ` where DIR is the working directory with {HOME} shown as `~`
-(e.g. `user@sandbox:~/docs$ `). When the command exits with a non-zero status N the prompt
-starts with `[N] ` (e.g. `[1] user@sandbox:~$ `). A command that runs longer than 5 seconds is
-interrupted: `^C`, a line `[command timed out after 5 s: interrupted]`, then the prompt with
-status 130. An unfinished line (open quote) shows `> ^C` and status 130. Output longer than
-4096 bytes is cut and ends with `[output truncated after 4096 bytes]`. Background jobs are
-killed before the next prompt."""
+SYSTEM_PROMPT = f"""You simulate a Linux bash terminal in a sandbox: user `user`, home {HOME} (shown as `~`), no network.
+Each user message is one command line. Reply with what the terminal shows next: the output (stdout and
+stderr, no colours, command not echoed), then the prompt `user@sandbox:DIR$ `, prefixed by `[N] ` when
+the exit status N is non-zero. Commands running over 5 s are interrupted (`^C`, status 130); output over
+4096 bytes is truncated."""
 
 
 def render_setup(setup: dict[str, Any]) -> str:
@@ -131,6 +122,19 @@ class TerminalDomain:
         words = [w for w in action.text.split() if not _ASSIGN.match(w)]
         first = words[0] if words else ""
         return _BUCKETS.get(first.split("/")[-1], "other")
+
+    def output_text(self, observation: Observation) -> str:
+        """The command output of an observation: its text without the trailing prompt line."""
+        return split_prompt(observation.text)[0]
+
+    def empty_observation(self, previous: str) -> str:
+        """What the terminal shows after a command that prints nothing and succeeds.
+
+        The prompt line of ``previous`` (same working directory) without an
+        exit-status marker; the "empty observation" baseline of fidelity reports.
+        """
+        _, prompt = split_prompt(previous)
+        return render_prompt(absolute_cwd(prompt.cwd) if prompt else HOME, 0)
 
     def explain(self, step: Step, previous_state: dict[str, Any] | None) -> str:
         """A rationale from the real state change (:mod:`~agentworld.domains.terminal.explain`)."""
