@@ -139,8 +139,27 @@ def test_world_model_prompt_carries_the_initial_file_tree():
     for path, content in task.setup["files"].items():
         assert f"--- {path} ---\n{content.rstrip()}" in prompt
     for directory in task.setup["dirs"]:
-        assert directory in prompt.split("directories: ", 1)[1].splitlines()[0].split()
-    assert domain.system_prompt(None) == prompt.split("\n\nInitial contents", 1)[0]
+        assert f"\nls ~/{directory}: " in prompt
+    assert domain.system_prompt(None) == prompt.split("\n\nInitial state", 1)[0]
+
+
+def test_initial_listing_matches_real_ls():
+    from agentworld.domains.terminal.domain import render_setup
+
+    domain = TerminalDomain()
+    task = domain.tasks().sample(1, seed=4)[0]
+    env = domain.make_env()
+    try:
+        env.reset(options={"task": task})
+        listing = dict(line.split(": ", 1) for line in render_setup(task.setup).splitlines()
+                       if line.startswith("ls ~"))
+        for shown, names in listing.items():
+            path = shown[3:].replace("~", "/home/agent", 1)
+            real = env.step(Action(text=f"ls {path}"))[0].text
+            expected = "" if names == "(empty)" else names + "\n"
+            assert real == expected + "user@sandbox:~$ ", shown
+    finally:
+        env.close()
 
 
 def test_output_text_and_empty_baseline_use_the_prompt_line():

@@ -35,19 +35,24 @@ def _parent_dirs(fs: fsspec.AbstractFileSystem, path: str) -> None:
         fs.makedirs(parent, exist_ok=True)
 
 
-def atomic_write_text(url: str, text: str) -> None:
-    """Write ``text`` to ``url`` through a temporary sibling file renamed into place."""
+def atomic_write(url: str, data: str | bytes) -> str:
+    """Write ``data`` (text as UTF-8, or bytes) to ``url`` through a temporary sibling renamed into place.
+
+    Returns:
+        ``url``.
+    """
     fs, path = fsspec.core.url_to_fs(url)
     _parent_dirs(fs, path)
     tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
     try:
-        with fs.open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        with fs.open(tmp, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
         fs.mv(tmp, path)
     except BaseException:
         if fs.exists(tmp):
             fs.rm(tmp)
         raise
+    return url
 
 
 def write_jsonl(url: str, records: Iterable[BaseModel | dict[str, Any]]) -> int:

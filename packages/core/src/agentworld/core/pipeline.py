@@ -24,7 +24,7 @@ from rich.table import Table
 from agentworld.core import plugins
 from agentworld.core.collect import collect, split
 from agentworld.core.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
-from agentworld.core.io import atomic_write_text, read_episodes, write_episodes
+from agentworld.core.io import atomic_write, read_episodes, write_episodes
 
 
 @dataclass
@@ -175,7 +175,7 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
         console.print(table)
     env.close()
     path = f"{state.dir}/replay.md"
-    atomic_write_text(path, "\n".join(lines))
+    atomic_write(path, "\n".join(lines))
     return path
 
 
@@ -201,7 +201,7 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
             run_simulate(cfg, state, console)
         state.timings_s[stage] = round(time.perf_counter() - t0, 1)
     state.timings_s["total"] = round(time.perf_counter() - start, 1)
-    atomic_write_text(f"{state.dir}/run.json", json.dumps(
+    atomic_write(f"{state.dir}/run.json", json.dumps(
         {"stages": config.stages(), "timings_s": state.timings_s, "facts": state.facts,
          "checkpoint": state.checkpoint}, indent=2))
     return state

@@ -20,28 +20,12 @@ from __future__ import annotations
 import io
 import json
 import re
-import uuid
 from typing import Any
 
-import fsspec
 from agentworld.core.evaluate import EvalResult, EvalRow, MetricStat
-from agentworld.core.io import write_jsonl
+from agentworld.core.io import atomic_write, write_jsonl
 
 NUM_EXAMPLES = 3
-
-
-def _write_atomic(url: str, data: str | bytes) -> str:
-    fs, path = fsspec.core.url_to_fs(url)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        with fs.open(tmp, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        fs.mv(tmp, path)
-    except BaseException:
-        if fs.exists(tmp):
-            fs.rm(tmp)
-        raise
-    return url
 
 
 def _cell(s: MetricStat | None, ci: bool = True) -> str:
@@ -216,8 +200,6 @@ def write_report(
     Returns:
         ``{"metrics": url, "predictions": url, "report": url, "figure": url}``.
     """
-    fs, root = fsspec.core.url_to_fs(run_dir)
-    fs.makedirs(root, exist_ok=True)
     base = run_dir.rstrip("/")
     paths = {
         name: f"{base}/{file}"
@@ -230,8 +212,8 @@ def write_report(
     }
     metrics = result.model_dump(mode="json", exclude={"rows"})
     metrics["extra"] = extra or {}
-    _write_atomic(paths["metrics"], json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(paths["metrics"], json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
     write_jsonl(paths["predictions"], result.rows)
-    _write_atomic(paths["report"], render_markdown(result, extra))
-    _write_atomic(paths["figure"], render_figure(result))
+    atomic_write(paths["report"], render_markdown(result, extra))
+    atomic_write(paths["figure"], render_figure(result))
     return paths

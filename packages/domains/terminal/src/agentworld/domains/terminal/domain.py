@@ -48,18 +48,35 @@ the exit status N is non-zero. Commands running over 5 s are interrupted (`^C`, 
 
 
 def render_setup(setup: dict[str, Any]) -> str:
-    """The initial home directory as text: a directory list, then each file between markers.
+    """The initial home directory as text: one ``ls`` line per directory, then each file's content.
 
-    Example::
+    Listings are what ``ls DIR`` prints on this terminal (names in byte
+    order, two spaces apart). Example::
 
-        Initial contents of ~ (all dated 2024-01-01):
-        directories: docs docs/old
+        Initial state (every entry dated 2024-01-01):
+        ls ~: docs  notes.txt
+        ls ~/docs: todo.txt
         --- docs/todo.txt ---
         buy milk
     """
-    dirs = sorted(setup.get("dirs", []))
-    lines = ["Initial contents of ~ (all dated 2024-01-01):", "directories: " + (" ".join(dirs) or "-")]
-    for path, content in sorted(setup.get("files", {}).items()):
+    files = setup.get("files", {})
+    dirs = {"", *setup.get("dirs", [])}
+    for path in files:
+        parts = path.split("/")[:-1]
+        dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    for d in list(dirs):
+        parts = d.split("/") if d else []
+        dirs.update("/".join(parts[:i]) for i in range(len(parts)))
+    children: dict[str, set[str]] = {d: set() for d in dirs}
+    for path in [*dirs, *files]:
+        if path:
+            parent, _, name = path.rpartition("/")
+            children[parent].add(name)
+    lines = ["Initial state (every entry dated 2024-01-01):"]
+    for d in sorted(dirs):
+        shown = "~/" + d if d else "~"
+        lines.append(f"ls {shown}: " + ("  ".join(sorted(children[d])) or "(empty)"))
+    for path, content in sorted(files.items()):
         lines.append(f"--- {path} ---")
         lines.append(content.rstrip("\n"))
     return "\n".join(lines)

@@ -164,7 +164,8 @@ def sandbox_argv(
         The command line and the home directory as seen inside.
     """
     bash = ["bash", "--norc", "--noprofile", "--noediting", "-i"]
-    env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8"}
+    # TABSIZE=0: ls pads columns with spaces only (no tab characters in observations).
+    env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8", "TABSIZE": "0"}
     env |= {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash"}
     prefix = _setpriv_prefix(uid)
     if kind.startswith("bubblewrap"):

@@ -80,7 +80,7 @@ class Shell:
             argv[0],
             argv[1:],
             echo=False,
-            dimensions=(24, 80),
+            dimensions=(50, 200),  # a wide terminal: short listings fit on one line
             cwd=str(self.root),
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
             preexec_fn=limits_preexec(self.limits, self.uid),
