@@ -82,6 +82,10 @@ def test_pipeline_collect_to_simulate(tmp_path):
     run = json.loads((run_dir / "run.json").read_text())
     assert run["stages"] == ["collect", "cpt", "sft", "eval", "simulate"]
     assert run["facts"]["collect"]["episodes"] == 12
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(run_dir / "checkpoints/sft")
+    assert run["facts"]["sft"]["parameters"] == sum(p.numel() for p in model.parameters())
 
 
 def test_cli_run_pipeline_file_and_eval(tmp_path):

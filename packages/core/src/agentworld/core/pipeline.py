@@ -13,6 +13,7 @@ imports no plugin package. Outputs of a run directory::
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,8 +86,33 @@ def run_train(stage: str, cfg: TrainStageConfig, state: RunState, console: Conso
     episodes = read_episodes(state.train_url)
     console.print(f"[bold]{stage}[/bold]: {len(episodes)} training episodes, model {options['model']}")
     state.checkpoint = trainer.train(episodes, options)
+    state.facts[stage] = {"checkpoint": state.checkpoint, "parameters": count_parameters(state.checkpoint)}
     console.print(f"{stage} checkpoint -> {state.checkpoint}")
     return state.checkpoint
+
+
+def count_parameters(checkpoint: str) -> int | None:
+    """Parameters stored in a checkpoint's ``*.safetensors`` files (read from their JSON headers).
+
+    The safetensors layout (8-byte little-endian header length, then a JSON
+    header of tensor shapes) is documented at huggingface/safetensors. Tied
+    weights are stored once. Returns ``None`` when no such file exists.
+    """
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(checkpoint)
+    files = fs.glob(f"{root}/*.safetensors")
+    if not files:
+        return None
+    total = 0
+    for path in files:
+        with fs.open(path, "rb") as f:
+            size = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(size))
+        for name, tensor in header.items():
+            if name != "__metadata__":
+                total += math.prod(tensor["shape"])
+    return total
 
 
 def _model_path(cfg: EvalConfig | SimulateConfig, state: RunState) -> str:
@@ -128,24 +154,20 @@ def _optional_domain(name: str) -> Any:
 
 
 def _print_overall(result: Any, console: Console) -> None:
-    data = result.model_dump() if hasattr(result, "model_dump") else dict(result)
-    overall = data.get("overall", {})
-    if not overall:
-        return
-    metrics = sorted({m for per_model in overall.values() for m in per_model})
-    table = Table(title="held-out fidelity (mean)")
-    table.add_column("model")
-    for metric in metrics:
-        table.add_column(metric, justify="right")
-    for model, per_metric in overall.items():
-        table.add_row(model, *(f"{_mean(per_metric.get(m)):.3f}" for m in metrics))
-    console.print(table)
-
-
-def _mean(value: Any) -> float:
-    if isinstance(value, dict):
-        return float(value.get("mean", float("nan")))
-    return float(value) if value is not None else float("nan")
+    """Print mean fidelity per model and metric: all transitions, then those with non-empty real output."""
+    for title, table_data, n in (
+        ("held-out fidelity (mean)", result.overall, result.num_transitions),
+        ("held-out fidelity, non-empty real output (mean)", result.nonempty, result.num_nonempty),
+    ):
+        if not table_data:
+            continue
+        table = Table(title=f"{title}, n={n}")
+        table.add_column("model")
+        for metric in result.metrics:
+            table.add_column(metric, justify="right")
+        for model, per_metric in table_data.items():
+            table.add_row(model, *(f"{per_metric[m].mean:.3f}" for m in result.metrics))
+        console.print(table)
 
 
 def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
