@@ -1,4 +1,4 @@
-"""Every member builds its own wheel, and core + terminal install and work alone (no torch)."""
+"""Every member builds its own wheel; core + terminal (+ the example plugin) install and work alone, without torch."""
 
 import os
 import shutil
@@ -31,15 +31,16 @@ def test_wheels_per_member_and_core_plus_terminal_alone(tmp_path):
     venv = tmp_path / "venv"
     run(UV, "venv", "-q", "--python", sys.executable, str(venv))
     python = venv / "bin" / "python"
+    example = ROOT / "examples" / "agentworld-domain-echo"  # the README's third-party plugin
     run(UV, "pip", "install", "-q", "--python", str(python),
-        str(wheels["agentworld_core"]), str(wheels["agentworld_domain_terminal"]))
+        str(wheels["agentworld_core"]), str(wheels["agentworld_domain_terminal"]), str(example))
     no_torch = subprocess.run([str(python), "-c", "import torch"], capture_output=True)
     assert no_torch.returncode != 0, "core + terminal must not pull in torch"
 
     env = {**os.environ, "COLUMNS": "200"}
     env.pop("VIRTUAL_ENV", None)
     listed = run(str(venv / "bin" / "agentworld"), "domains", env=env, cwd=tmp_path)
-    assert "terminal" in listed.stdout
+    assert "terminal" in listed.stdout and "echo" in listed.stdout
     out = tmp_path / "eps.jsonl"
     run(str(venv / "bin" / "agentworld"), "collect", "--domain", "terminal", "--episodes", "2",
         "--policy", "scripted=1", "--out", str(out), env=env, cwd=tmp_path)

@@ -109,3 +109,20 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
                           text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "task:" in done.stdout and "user@sandbox:~$ " in done.stdout
+    # an eval-only pipeline over existing files
+    eval_only = tmp_path / "eval.toml"
+    eval_only.write_text(f'[run]\ndir = "{tmp_path / "e2"}"\nheldout_data = "{run_dir / "episodes/heldout.jsonl"}"\n'
+                         f'[eval]\nmodel = "{run_dir / "checkpoints/sft"}"\nmax_transitions = 4\nmax_new_tokens = 8\n')
+    done = subprocess.run([*cmd, "run", str(eval_only)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    metrics = json.loads((tmp_path / "e2" / "metrics.json").read_text())
+    assert metrics["num_transitions"] == 4 and "format_validity" in metrics["metrics"]
+    assert "replay.md" not in done.stdout  # only files that exist are listed
+    # bad input gets a one-line error, not a traceback
+    done = subprocess.run([*cmd, "collect", "--episodes", "1", "--policy", "greedy=1", "--out",
+                           str(tmp_path / "x.jsonl")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no policy ['greedy']; valid: ['random', 'scripted']" in done.stdout
+    done = subprocess.run([*cmd, "eval", "--data", str(run_dir / "episodes/heldout.jsonl"), "--model",
+                           str(tmp_path / "no" / "such"), "--out", str(tmp_path / "e3")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "does not exist" in done.stdout and "Traceback" not in done.stderr

@@ -226,10 +226,16 @@ def quickstart_cmd(
 
 
 def _finish(state: Any) -> None:
+    import fsspec
+
     console.rule("done")
     console.print(f"run directory: {state.dir}")
-    for name in ("report.md", "metrics.json", "fidelity.png", "replay.md"):
-        console.print(f"  {state.dir}/{name}")
+    fs, root = fsspec.core.url_to_fs(state.dir)
+    for name in ("report.md", "metrics.json", "fidelity.png", "replay.md", "episodes/train.jsonl"):
+        if fs.exists(f"{root}/{name}"):
+            console.print(f"  {state.dir}/{name}")
+    if state.checkpoint:
+        console.print(f"  checkpoint: {state.checkpoint}")
     console.print(f"stage timings (s): {state.timings_s}")
 
 

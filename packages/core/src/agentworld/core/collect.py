@@ -73,12 +73,12 @@ def collect(domain: Domain, n: int, *, policies: dict[str, float], seed: int = 0
         ``n`` episodes in task order.
 
     Raises:
-        KeyError: a policy name in ``policies`` is not provided by the domain.
+        ValueError: a policy name in ``policies`` is not provided by the domain.
     """
     available = domain.policies()
     unknown = [p for p in policies if p not in available]
     if unknown:
-        raise KeyError(f"domain {domain.name!r} has no policy {unknown}; valid: {sorted(available)}")
+        raise ValueError(f"domain {domain.name!r} has no policy {unknown}; valid: {sorted(available)}")
     tasks = domain.tasks().sample(n, seed=seed)
     names = assign_policies(n, policies, seed)
 

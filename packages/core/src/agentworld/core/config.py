@@ -18,13 +18,21 @@ STAGES = ("collect", "cpt", "sft", "eval", "simulate")
 
 
 class RunConfig(BaseModel):
-    """``[run]``: where outputs go and the global seed."""
+    """``[run]``: where outputs go, the global seed, and the datasets stages share.
+
+    ``train_data`` / ``heldout_data`` default to ``{dir}/episodes/train.jsonl``
+    and ``{dir}/episodes/heldout.jsonl``; ``collect`` writes them, training and
+    evaluation read them, so a pipeline without ``[collect]`` can point them at
+    existing episode files (any fsspec URL).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     dir: str = "runs/default"
     seed: int = 0
     domain: str = "terminal"
+    train_data: str | None = None
+    heldout_data: str | None = None
 
 
 class CollectConfig(BaseModel):
@@ -61,7 +69,8 @@ class EvalConfig(BaseModel):
     backend: str = "hf"
     model: str | None = None
     baselines: list[str] = Field(default_factory=lambda: ["copy-previous", "empty"])
-    rewards: list[str] = Field(default_factory=lambda: ["exact_match", "edit_similarity", "domain"])
+    rewards: list[str] = Field(
+        default_factory=lambda: ["exact_match", "edit_similarity", "domain", "format_validity"])
     max_transitions: int = Field(400, ge=1)
     batch_size: int = Field(32, ge=1)
     max_new_tokens: int = Field(256, ge=1)

@@ -188,6 +188,8 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
         lines += [f"## Episode {episode.id}", "", f"Task: {episode.task.instruction if episode.task else '-'}", ""]
         for step in episode.steps[: cfg.max_steps]:
             sim_obs, _, terminated, truncated, info = env.step(step.action.text)
+            if not info.get("parsed", True):
+                sim_obs = f"[unparsed answer, episode truncated] {info.get('raw', '')}"
             table.add_row(step.action.text, step.observation.text, sim_obs)
             mark = "same" if sim_obs == step.observation.text else "differs"
             lines += [f"### `{step.action.text}` ({mark})", "", "Real:", "```", step.observation.text, "```",
@@ -207,7 +209,8 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
     Writes ``run.json`` (stages, timings in seconds, facts) into the run directory.
     """
     console = console or Console()
-    state = RunState(dir=config.run.dir.rstrip("/"), seed=config.run.seed, domain=config.run.domain)
+    state = RunState(dir=config.run.dir.rstrip("/"), seed=config.run.seed, domain=config.run.domain,
+                     train_url=config.run.train_data or "", heldout_url=config.run.heldout_data or "")
     start = time.perf_counter()
     for stage in config.stages():
         t0 = time.perf_counter()

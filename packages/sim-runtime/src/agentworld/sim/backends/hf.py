@@ -61,8 +61,12 @@ def _hub_source(path: str) -> bool:
     """
     if os.path.isdir(path):
         return False
-    if os.path.exists(path) or path.startswith(("/", ".", "~")):
-        raise FileNotFoundError(f"checkpoint directory {path!r} does not exist")
+    parent = os.path.dirname(path.rstrip("/"))
+    looks_local = path.startswith(("/", ".", "~")) or path.count("/") != 1 or os.path.isdir(parent)
+    if os.path.exists(path) or looks_local:
+        raise FileNotFoundError(
+            f"checkpoint directory {path!r} does not exist (a hub id has the form 'org/name')"
+        )
     logger.info("%r is not a local directory; loading it as a Hugging Face Hub id", path)
     return True
 
