@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from contextlib import contextmanager
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -35,23 +36,30 @@ def _parent_dirs(fs: fsspec.AbstractFileSystem, path: str) -> None:
         fs.makedirs(parent, exist_ok=True)
 
 
-def atomic_write(url: str, data: str | bytes) -> str:
-    """Write ``data`` (text as UTF-8, or bytes) to ``url`` through a temporary sibling renamed into place.
+@contextmanager
+def atomic_open(url: str, mode: str = "w") -> Iterator[Any]:
+    """Open a temporary sibling of ``url`` for writing; rename it over ``url`` on success.
 
-    Returns:
-        ``url``.
+    On any exception the temporary file is removed and ``url`` is left as it
+    was. Parent directories are created. Text modes use UTF-8.
     """
     fs, path = fsspec.core.url_to_fs(url)
     _parent_dirs(fs, path)
     tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
     try:
-        with fs.open(tmp, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        with fs.open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
         fs.mv(tmp, path)
     except BaseException:
         if fs.exists(tmp):
             fs.rm(tmp)
         raise
+
+
+def atomic_write(url: str, data: str | bytes) -> str:
+    """Write ``data`` (text as UTF-8, or bytes) to ``url`` atomically. Returns ``url``."""
+    with atomic_open(url, "wb") as f:
+        f.write(data.encode("utf-8") if isinstance(data, str) else data)
     return url
 
 
@@ -65,21 +73,12 @@ def write_jsonl(url: str, records: Iterable[BaseModel | dict[str, Any]]) -> int:
     Returns:
         Number of records written.
     """
-    fs, path = fsspec.core.url_to_fs(url)
-    _parent_dirs(fs, path)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
     count = 0
-    try:
-        with fs.open(tmp, "w", encoding="utf-8") as f:
-            for record in records:
-                data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
-                f.write(json.dumps(data, ensure_ascii=False) + "\n")
-                count += 1
-        fs.mv(tmp, path)
-    except BaseException:
-        if fs.exists(tmp):
-            fs.rm(tmp)
-        raise
+    with atomic_open(url, "w") as f:
+        for record in records:
+            data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+            f.write(json.dumps(data, ensure_ascii=False) + "\n")
+            count += 1
     return count
 
 
