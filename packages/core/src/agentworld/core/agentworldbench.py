@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from agentworld.core.formats import parse_prediction, sft_pair, system_message
+from agentworld.core.formats import parse_prediction, sft_pair, split_system_message, system_message
 from agentworld.core.io import read_models, write_jsonl
 from agentworld.core.types import Action, Episode, Observation, Step
 
@@ -81,10 +81,7 @@ def to_episodes(records: Iterable[BenchRecord]) -> list[Episode]:
             last[episode_id] = record
     episodes = []
     for episode_id, record in last.items():
-        system = record.system_str
-        marker = "Initial observation:\n"
-        initial = system.split(marker, 1)[1] if marker in system else ""
-        head = system.split(marker, 1)[0].strip() if marker in system else system
+        head, initial = split_system_message(record.system_str)
         turns = [*record.prompt[1:], {"role": "user", "content": record.current_prompt},
                  {"role": "assistant", "content": record.response}]
         steps = []

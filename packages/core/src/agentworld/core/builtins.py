@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, parse_prediction, wrap_observation
+from agentworld.core.formats import (
+    OBS_CLOSE,
+    OBS_OPEN,
+    parse_prediction,
+    split_system_message,
+    wrap_observation,
+)
 from agentworld.core.hookspecs import hookimpl
 from agentworld.core.types import Prediction
 
@@ -21,9 +27,7 @@ def _last_observation(messages: list[dict[str, str]]) -> str:
     for message in reversed(messages):
         if message["role"] == "assistant":
             return parse_prediction(message["content"]) or ""
-    system = messages[0]["content"] if messages else ""
-    marker = "Initial observation:\n"
-    return system.split(marker, 1)[1] if marker in system else ""
+    return split_system_message(messages[0]["content"])[1] if messages else ""
 
 
 class ConstantWorldModel:

@@ -86,16 +86,12 @@ def collect_cmd(
     seed: Seed = 0,
 ) -> None:
     """Collect real episodes from a domain's real environment into JSONL."""
-    from agentworld.core.collect import collect
     from agentworld.core.io import write_episodes
-    from agentworld.core.pipeline import progress_bar
+    from agentworld.core.pipeline import collect_with_progress
 
     mix = {k: float(v) for k, v in _parse_sets(policy).items()} if policy else {"scripted": 1.0, "random": 1.0}
-    env_domain = plugins.get_domain(domain)
-    with progress_bar(console) as bar:
-        task = bar.add_task(f"collect {domain}", total=episodes)
-        result = collect(env_domain, episodes, policies=mix, seed=seed, max_steps=max_steps,
-                         workers=workers, progress=lambda k: bar.advance(task, k))
+    result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
+                                   max_steps=max_steps, workers=workers)
     write_episodes(out, result)
     console.print(f"wrote {len(result)} episodes ({sum(len(e.steps) for e in result)} transitions) -> {out}")
 

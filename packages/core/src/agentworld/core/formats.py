@@ -21,6 +21,7 @@ THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _BLOCK = re.compile(re.escape(OBS_OPEN) + r"\n?(.*?)\n?" + re.escape(OBS_CLOSE), re.DOTALL)
 
 Message = dict[str, str]
+INITIAL_MARKER = "Initial observation:\n"
 
 
 def wrap_observation(text: str, reasoning: str | None = None) -> str:
@@ -46,8 +47,20 @@ def system_message(episode: Episode) -> str:
     parts = [episode.system_prompt.strip()] if episode.system_prompt.strip() else []
     if episode.task is not None:
         parts.append(f"Task given to the agent: {episode.task.instruction}")
-    parts.append(f"Initial observation:\n{episode.initial_observation.text}")
+    parts.append(f"{INITIAL_MARKER}{episode.initial_observation.text}")
     return "\n\n".join(parts)
+
+
+def split_system_message(content: str) -> tuple[str, str]:
+    """Inverse of :func:`system_message`: ``(text before the marker, initial observation)``.
+
+    A system message without the ``Initial observation:`` marker gives
+    ``(content, "")``.
+    """
+    if INITIAL_MARKER not in content:
+        return content, ""
+    head, initial = content.split(INITIAL_MARKER, 1)
+    return head.strip(), initial
 
 
 def episode_messages(episode: Episode, reasoning: list[str | None] | None = None) -> list[Message]:

@@ -52,14 +52,18 @@ def progress_bar(console: Console) -> Progress:
                     TimeElapsedColumn(), console=console)
 
 
+def collect_with_progress(domain_name: str, n: int, console: Console, **options: Any) -> list[Any]:
+    """:func:`~agentworld.core.collect.collect` ``n`` episodes of a domain (by plugin name) under a progress bar."""
+    domain = plugins.get_domain(domain_name)
+    with progress_bar(console) as bar:
+        task = bar.add_task(f"collect {domain_name}", total=n)
+        return collect(domain, n, progress=lambda k: bar.advance(task, k), **options)
+
+
 def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
     """Collect real episodes and write the train / held-out split."""
-    domain = plugins.get_domain(state.domain)
-    with progress_bar(console) as bar:
-        task = bar.add_task(f"collect {state.domain}", total=cfg.episodes)
-        episodes = collect(domain, cfg.episodes, policies=cfg.policies, seed=state.seed,
-                           max_steps=cfg.max_steps, workers=cfg.workers,
-                           progress=lambda k: bar.advance(task, k))
+    episodes = collect_with_progress(state.domain, cfg.episodes, console, policies=cfg.policies,
+                                     seed=state.seed, max_steps=cfg.max_steps, workers=cfg.workers)
     train, heldout = split(episodes, cfg.heldout_fraction, state.seed)
     write_episodes(state.train_url, train)
     write_episodes(state.heldout_url, heldout)
