@@ -71,6 +71,27 @@ def test_setup_files_have_fixed_mtimes(env):
     assert obs.text == "one\ntwo\nuser@sandbox:~$ "
 
 
+def test_file_times_stay_at_the_episode_clock(env):
+    """Entries a command creates or changes are re-dated after it, so later ``ls -l`` output
+    does not depend on when the episode ran (``..`` included, under bubblewrap)."""
+    env.reset(seed=0)
+    run(env, "touch new.txt && mkdir d && echo x >> d/f")
+    obs, _ = run(env, "ls -l new.txt d/f")
+    assert obs.text == (
+        "-rw-r--r-- 1 user user 2 Jan  1  2024 d/f\n"
+        "-rw-r--r-- 1 user user 0 Jan  1  2024 new.txt\nuser@sandbox:~$ "
+    )
+    obs, _ = run(env, "ls -ld --time-style=+%F_%T d")
+    assert obs.text.split()[-3:-1] == ["2024-01-01_00:00:00", "d"]
+    if SANDBOX.startswith("bubblewrap"):
+        obs, _ = run(env, "ls -ld --time-style=+%F_%T . ..")  # sizes vary by file system
+        lines = obs.text.splitlines()
+        assert [line.split()[-2:] for line in lines[:2]] == [
+            ["2024-01-01_00:00:00", "."],
+            ["2024-01-01_00:00:00", ".."],
+        ]
+
+
 def test_no_network(env):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))

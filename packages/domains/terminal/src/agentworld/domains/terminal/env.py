@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from agentworld.core.types import Action, Observation, Task
-from agentworld.domains.terminal.fs import apply_setup, check_success, remove_tree, snapshot
+from agentworld.domains.terminal.fs import (
+    apply_setup,
+    check_success,
+    freeze_times,
+    remove_tree,
+    snapshot,
+)
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.shell import CommandResult, Shell
 
@@ -93,6 +99,7 @@ class TerminalEnv:
         if self._shell is None or self.root is None:
             raise RuntimeError("call reset() before step()")
         result = self._shell.run(action.text)
+        freeze_times(self.root)
         self._steps += 1
         obs = self._observation(result)
         success = bool(

@@ -6,7 +6,10 @@ Set-up data (``Task.setup``)::
 
 Every created file and directory gets the modification time
 :data:`SETUP_MTIME` (2024-01-01 00:00:00 UTC), so ``ls -l`` of set-up files
-is reproducible.
+is reproducible. After every command the environment resets the times of
+entries the command touched to the same instant (:func:`freeze_times`): the
+episode's clock, as file times show it, stays at 2024-01-01 00:00, so no
+observation depends on when the episode was collected.
 
 Check data (``Task.check``), all conditions must hold::
 
@@ -80,6 +83,32 @@ def _describe(path: Path, st: os.stat_result) -> str:
     except OSError:
         return f"{st.st_size}B <unreadable>"
     return f"{st.st_size}B {digest.hexdigest()[:10]}"
+
+
+def freeze_times(root: Path, limit: int = 10 * SNAPSHOT_LIMIT) -> int:
+    """Set the access and modification times of ``root`` and everything under it to
+    :data:`SETUP_MTIME` where they differ (symbolic links themselves, not their targets).
+
+    Returns:
+        The number of entries changed. Entries that vanish or refuse meanwhile are skipped;
+        the walk stops after ``limit`` entries (a command that made more is rare and slow).
+    """
+    changed = seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        seen += 1 + len(filenames)
+        if seen > limit:
+            break
+        base = Path(dirpath)
+        # Directories are visited as ``base`` of their own walk step; links to them are not.
+        links = [name for name in dirnames if (base / name).is_symlink()]
+        for path in (base, *(base / name for name in [*filenames, *links])):
+            try:
+                if path.lstat().st_mtime != SETUP_MTIME:
+                    os.utime(path, (SETUP_MTIME, SETUP_MTIME), follow_symlinks=False)
+                    changed += 1
+            except OSError:
+                continue
+    return changed
 
 
 def snapshot(root: Path, limit: int = SNAPSHOT_LIMIT) -> dict[str, str]:

@@ -3,7 +3,7 @@
 Two sandboxes are supported, tried in this order:
 
 * ``bubblewrap`` (``bwrap``): read-only view of ``/``, the episode root bound
-  writable at ``/home/agent``, private ``/tmp`` (tmpfs), fresh ``/dev`` and
+  writable at ``/home/agent`` (inside a read-only ``/home`` of fixed date), private ``/tmp`` (tmpfs), fresh ``/dev`` and
   ``/proc``, all namespaces unshared (no network: only ``lo`` exists),
   hostname ``sandbox``, uid/gid 1000 shown as ``user``.
 * ``unshare`` (util-linux) fallback: new user, network, pid, mount, ipc and
@@ -35,6 +35,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from agentworld.domains.terminal.fs import SETUP_MTIME
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.prompt import HOME
 
@@ -43,7 +44,7 @@ SANDBOX_ENV_VAR = "AGENTWORLD_TERMINAL_SANDBOX"
 _UID_BASE, _UID_SPAN = 200_000, 100_000
 _counter = itertools.count()
 _BWRAP_FIXED = (
-    "--ro-bind / / --dev /dev --proc /proc --tmpfs /home --unshare-all --die-with-parent "
+    "--ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent "
     "--uid 1000 --gid 1000 --hostname sandbox"
 ).split()
 _UNSHARE_FIXED = (
@@ -136,16 +137,25 @@ def sandbox_uid() -> int:
     return _UID_BASE + (os.getpid() * 7919 + next(_counter)) % _UID_SPAN
 
 
-def write_identity(meta: Path) -> None:
-    """Write ``passwd``/``group`` files naming uid/gid 1000 ``user`` into ``meta``."""
+def write_identity(meta: Path, uid: int | None = None) -> None:
+    """Write ``passwd``/``group`` files naming uid/gid 1000 ``user`` into ``meta``, and the
+    ``home/agent`` skeleton that bubblewrap mounts as ``/home`` (owned by ``uid`` when given,
+    dated :data:`~agentworld.domains.terminal.fs.SETUP_MTIME`, so ``ls -la`` shows a
+    reproducible ``..``)."""
     meta.joinpath("passwd").write_text(
         "root:x:0:0:root:/root:/bin/bash\n"
         f"user:x:1000:1000:user:{HOME}:/bin/bash\n"
         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
     )
     meta.joinpath("group").write_text("root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n")
-    for path in (meta, meta / "passwd", meta / "group"):
+    home = meta / "home"
+    (home / "agent").mkdir(parents=True, exist_ok=True)
+    for path in (meta, meta / "passwd", meta / "group", home, home / "agent"):
         path.chmod(0o755 if path.is_dir() else 0o644)
+    for path in (home / "agent", home):
+        if uid is not None and os.geteuid() == 0:
+            os.chown(path, uid, uid)
+        os.utime(path, (SETUP_MTIME, SETUP_MTIME))
 
 
 def sandbox_argv(
@@ -170,6 +180,7 @@ def sandbox_argv(
     prefix = _setpriv_prefix(uid)
     if kind.startswith("bubblewrap"):
         argv = [*prefix, "bwrap", *_BWRAP_FIXED, "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+        argv += ["--ro-bind", str(meta / "home"), "/home"]
         argv += ["--bind", str(root), HOME, "--chdir", HOME, "--clearenv"]
         for name in ("passwd", "group"):
             argv += ["--ro-bind", str(meta / name), f"/etc/{name}"]

@@ -62,7 +62,7 @@ class Shell:
         self.kind = sandbox or detect_sandbox()
         self.uid = sandbox_uid()
         self._meta = Path(tempfile.mkdtemp(prefix="agentworld-id-"))
-        write_identity(self._meta)
+        write_identity(self._meta, self.uid)
         self._child: pexpect.spawn | None = None
         self._token = b""
         self._last: CommandResult | None = None
