@@ -1,8 +1,10 @@
 """Plugin entry point of agentworld-rewards: registers the built-in fidelity rewards.
 
 Names: ``exact_match``, ``edit_similarity``, ``line_f1``, ``domain``,
-``format_validity``, ``hybrid``. Each factory takes the reward's keyword
-options (``get_reward("edit_similarity", metric="indel")``).
+``format_validity`` (rules), ``embedding``, ``llm_judge`` (model-based) and ``hybrid``.
+Each factory takes the reward's keyword options
+(``get_reward("edit_similarity", metric="indel")``); modules are imported on first use,
+so listing rewards loads no model and needs no optional extra.
 """
 
 from __future__ import annotations
@@ -41,10 +43,29 @@ def register_rewards(register: Register) -> None:
 
         return FormatValidity(**options)
 
+    def embedding(**options: Any) -> Any:
+        from agentworld.rewards.embedding import EmbeddingSimilarity
+
+        return EmbeddingSimilarity(**options)
+
+    def llm_judge(**options: Any) -> Any:
+        from agentworld.rewards.judge import LLMJudge
+
+        return LLMJudge(**options)
+
     def hybrid(**options: Any) -> Any:
         from agentworld.rewards.hybrid import Hybrid
 
         return Hybrid(**options)
 
-    for factory in (exact_match, edit_similarity, line_f1, domain, format_validity, hybrid):
+    for factory in (
+        exact_match,
+        edit_similarity,
+        line_f1,
+        domain,
+        format_validity,
+        embedding,
+        llm_judge,
+        hybrid,
+    ):
         register(factory.__name__, factory)

@@ -149,7 +149,12 @@ class LineF1(_PairReward):
         return line_f1(prediction, reference)
 
 
-def _resolve_domain(domain: Any) -> Any:
+def resolve_domain(domain: Any) -> Any:
+    """``domain`` itself, or the registered domain of that name when it is a string.
+
+    Raises:
+        agentworld.core.plugins.UnknownPluginError: the name is not registered.
+    """
     if isinstance(domain, str):
         from agentworld.core.plugins import get_domain
 
@@ -179,7 +184,7 @@ class DomainScore:
     name = "domain"
 
     def __init__(self, domain: Any = None):
-        self.domain = _resolve_domain(domain)
+        self.domain = resolve_domain(domain)
 
     def __call__(
         self,
@@ -194,7 +199,7 @@ class DomainScore:
             if pred is None:
                 out.append(0.0)
                 continue
-            domain = _resolve_domain(ctx.get("domain"))
+            domain = resolve_domain(ctx.get("domain"))
             if domain is None:
                 domain = self.domain
             if domain is None:

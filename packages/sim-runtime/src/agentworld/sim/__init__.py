@@ -1,23 +1,34 @@
 """agentworld-sim: world models served as simulated environments.
 
 ``Simulator`` (async open/step/close over many episodes, batched), ``SimEnv``
-(Gymnasium text env) and the ``hf`` backend (``HFBackend``, ``HFWorldModel``;
-imported lazily because they pull in torch and transformers).
+(Gymnasium text env), ``SimVectorEnv`` (Gymnasium ``VectorEnv``, N episodes per
+batched step) and the backends ``hf`` (``HFBackend``, ``HFWorldModel``),
+``openai`` (``OpenAIBackend``, ``OpenAIWorldModel``) and ``vllm`` (``VLLMBackend``,
+``VLLMWorldModel``). Every name is imported on first access, so loading the
+plugin (``agentworld.sim.plugin``) imports neither Gymnasium nor torch.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
-from agentworld.sim.env import SimEnv
-from agentworld.sim.simulator import Simulator
+_LAZY = {
+    "SimEnv": "agentworld.sim.env",
+    "SimVectorEnv": "agentworld.sim.vector_env",
+    "Simulator": "agentworld.sim.simulator",
+    "HFBackend": "agentworld.sim.backends.hf",
+    "HFWorldModel": "agentworld.sim.backends.hf",
+    "OpenAIBackend": "agentworld.sim.backends.openai",
+    "OpenAIWorldModel": "agentworld.sim.backends.openai",
+    "VLLMBackend": "agentworld.sim.backends.vllm",
+    "VLLMWorldModel": "agentworld.sim.backends.vllm",
+}
 
-__all__ = ["HFBackend", "HFWorldModel", "SimEnv", "Simulator"]
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("HFBackend", "HFWorldModel"):
-        from agentworld.sim.backends import hf
-
-        return getattr(hf, name)
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'agentworld.sim' has no attribute {name!r}")

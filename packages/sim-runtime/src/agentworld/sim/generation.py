@@ -4,7 +4,8 @@
 and the machinery that runs the network. :class:`StaticBatchEngine` is the
 simple, correct one: micro-batches of left-padded prompts, one prefill, then
 one decode step per token with a KV cache, finished rows dropped from the
-batch. A paged-KV continuous-batching engine implements the same protocol.
+batch. The paged-KV continuous-batching engine (:mod:`agentworld.sim.engine`:
+``PagedEngine`` and its thread-driven ``EngineLoop``) implements the same protocol.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from transformers import DynamicCache, PreTrainedModel
 
 from agentworld.sim.sampling import SamplingParams, sample
 
-FinishReason = Literal["stop", "length"]
+FinishReason = Literal["stop", "length", "error"]
 
 
 @dataclass(slots=True)
@@ -27,11 +28,35 @@ class GenerationOutput:
 
     Attributes:
         token_ids: Generated ids ``[num_tokens]``, the stop token included when one ended it.
-        finish_reason: ``"stop"`` (stop token or stop string) or ``"length"`` (token limit).
+        finish_reason: ``"stop"`` (stop token or stop string), ``"length"`` (token limit)
+            or ``"error"`` (the request failed alone; see ``error``).
+        request_id: Id given by the engine that produced it (``None`` for engines without ids).
+        logprobs: Log-probability of each generated token under the model's raw
+            distribution ``[num_tokens]`` (natural log), when the request asked for them.
+        num_cached_tokens: Prompt tokens whose KV was reused instead of recomputed (tokens).
+        error: Why the request failed (``finish_reason == "error"``), else ``None``.
     """
 
     token_ids: list[int]
     finish_reason: FinishReason
+    request_id: str | None = None
+    logprobs: list[float] | None = None
+    num_cached_tokens: int = 0
+    error: str | None = None
+
+
+def stop_string_hit(
+    output_ids: list[int], stop: Sequence[str], decode: Callable[[list[int]], str] | None
+) -> bool:
+    """True when the newest token of ``output_ids`` completed one of the ``stop`` strings.
+
+    Only the last ``max(len(s))`` tokens are decoded: every token that carries a character of
+    a string completed by the newest token lies among them (a token decodes to >= 1 character).
+    """
+    if not stop or decode is None:
+        return False
+    tail = decode(output_ids[-max(len(s) for s in stop) :])
+    return any(s in tail for s in stop)
 
 
 class TokenEngine(Protocol):
@@ -84,9 +109,6 @@ class StaticBatchEngine:
         self.batch_size = batch_size
         self.max_positions = max_positions
         self.generator = generator
-        # A stop string is completed by the newest token; every token that carries one of
-        # its characters is within the last len(string) tokens.
-        self._window = max((len(s) for s in stop_strings), default=0)
 
     def generate(
         self, prompts: Sequence[Sequence[int]], params: SamplingParams
@@ -95,11 +117,15 @@ class StaticBatchEngine:
 
         Prompts are sorted by length into micro-batches of ``batch_size`` to limit padding.
 
+        Stop strings are the engine's plus ``params.stop``.
+
         Raises:
-            ValueError: A prompt is empty.
+            ValueError: A prompt is empty, or ``params.stop`` is set without a ``decode``.
         """
         if any(len(p) == 0 for p in prompts):
             raise ValueError("prompts must not be empty")
+        if getattr(params, "stop", ()) and self.decode is None:
+            raise ValueError("stop strings need a decode function")
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         results: list[GenerationOutput | None] = [None] * len(prompts)
         for start in range(0, len(order), self.batch_size):
@@ -108,13 +134,10 @@ class StaticBatchEngine:
                 results[i] = output
         return results  # type: ignore[return-value]
 
-    def _stopped(self, ids: list[int]) -> bool:
+    def _stopped(self, ids: list[int], params: SamplingParams) -> bool:
         if ids[-1] in self.stop_token_ids:
             return True
-        if self._window and self.decode is not None:
-            tail = self.decode(ids[-self._window :])
-            return any(s in tail for s in self.stop_strings)
-        return False
+        return stop_string_hit(ids, (*self.stop_strings, *getattr(params, "stop", ())), self.decode)
 
     def _limit(self, prompt_len: int, params: SamplingParams) -> int:
         if self.max_positions is None:
@@ -154,7 +177,7 @@ class StaticBatchEngine:
             keep = []
             for j, (row, token) in enumerate(zip(rows, tokens.tolist())):
                 outputs[row].append(token)
-                if self._stopped(outputs[row]):
+                if self._stopped(outputs[row], params):
                     finish[row] = "stop"
                 elif len(outputs[row]) < limits[row]:
                     keep.append(j)

@@ -5,11 +5,20 @@ and initial observation, exactly as :func:`agentworld.core.formats.system_messag
 renders them for training), then per step the user's action and the
 assistant's ``<predicted_observation>`` block. Concurrent :meth:`Simulator.step`
 calls from many coroutines are gathered into one ``predict`` call.
+
+World models may offer more (all optional, found by duck typing): ``predict`` taking
+``episode_ids`` (the ``hf`` paged engine then keeps each episode's KV pinned between
+steps; vLLM uses them as request ids), ``close_episode(id)`` and
+``fork_episode(parent, child)`` (release or share that state), ``concurrent_predict``
+(True when overlapping ``predict`` calls join one running batch: batches are then not
+awaited one after the other), and :class:`FailedPrediction` for a request that failed
+alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 import uuid
 from collections.abc import Sequence
@@ -22,6 +31,23 @@ from agentworld.core.types import Episode, Observation, Prediction, Task
 
 Message = dict[str, str]
 StepResult = tuple[str | None, dict[str, Any]]
+
+
+class FailedPrediction(Prediction):
+    """A request that failed alone (e.g. it needs more KV cache than the engine has):
+    ``observation`` is ``None`` and ``error`` says why. Other requests of its batch are
+    unaffected."""
+
+    error: str
+
+
+def _accepts(function: Any, name: str) -> bool:
+    """True when ``function`` takes keyword ``name`` (or any keyword)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 @dataclass(slots=True)
@@ -58,8 +84,14 @@ class Simulator:
     ``info["parsed"] = False`` and leaves the history unchanged, so the step can
     be retried (useful with sampling). ``info`` holds ``raw`` (the answer text),
     ``parsed``, ``num_tokens`` (generated tokens) and ``turn`` (0-based step index).
+    A step whose request failed alone (a :class:`FailedPrediction`) raises
+    ``RuntimeError`` from :meth:`step` (``step_many`` returns ``(None, info)`` with
+    ``info["error"]``); the history is unchanged and other episodes go on.
     A step cancelled while waiting is dropped; one cancelled while its batch
     runs is still recorded in the history.
+
+    Episode ids are passed to ``predict`` when the world model takes ``episode_ids``;
+    :meth:`close` and :meth:`fork` then call its ``close_episode`` / ``fork_episode``.
 
     Args:
         world_model: Anything with ``predict(requests, *, max_new_tokens)``.
@@ -87,6 +119,9 @@ class Simulator:
         self._pending: list[_Pending] = []
         self._full: asyncio.Event | None = None
         self._worker: asyncio.Task[None] | None = None
+        self._batches: set[asyncio.Task[None]] = set()
+        self._with_ids = _accepts(world_model.predict, "episode_ids")
+        self._concurrent = bool(getattr(world_model, "concurrent_predict", False))
 
     # -- episodes ---------------------------------------------------------------------------
 
@@ -107,17 +142,25 @@ class Simulator:
         return episode.id
 
     def fork_sync(self, episode_id: str) -> str:
-        """A new episode with a copy of ``episode_id``'s history. Raises ``KeyError`` if unknown."""
+        """A new episode with a copy of ``episode_id``'s history (and, through the world
+        model's ``fork_episode``, of its KV cache). Raises ``KeyError`` if unknown."""
         with self._lock:
             source = self._get(episode_id)
             new_id = uuid.uuid4().hex
             self._episodes[new_id] = _Episode(list(source.messages), source.turns)
+        fork = getattr(self.world_model, "fork_episode", None)
+        if fork is not None:
+            fork(episode_id, new_id)
         return new_id
 
     def close_sync(self, episode_id: str) -> None:
-        """Forget an episode; a step in flight still returns. Unknown ids are ignored."""
+        """Forget an episode and release its state in the world model (``close_episode``);
+        a step in flight still returns. Unknown ids are ignored."""
         with self._lock:
-            self._episodes.pop(episode_id, None)
+            known = self._episodes.pop(episode_id, None) is not None
+        close = getattr(self.world_model, "close_episode", None)
+        if known and close is not None:
+            close(episode_id)
 
     def messages(self, episode_id: str) -> list[Message]:
         """A copy of the episode's chat history. Raises ``KeyError`` if unknown."""
@@ -134,17 +177,19 @@ class Simulator:
         return self.open_sync(system_prompt, initial_observation, task)
 
     async def fork(self, episode_id: str) -> str:
-        """A new episode with a copy of ``episode_id``'s history."""
+        """A new episode with a copy of ``episode_id``'s history and KV; returns its id."""
         return self.fork_sync(episode_id)
 
     async def close(self, episode_id: str) -> None:
-        """Forget an episode."""
+        """Forget an episode and release its KV."""
         self.close_sync(episode_id)
 
     # -- stepping ---------------------------------------------------------------------------
 
     def step_many(self, pairs: Sequence[tuple[str, str]]) -> list[StepResult]:
         """Step ``[batch]`` ``(episode_id, action_text)`` pairs with one ``predict`` call.
+
+        A pair whose request failed alone returns ``(None, info)`` with ``info["error"]``.
 
         Raises:
             KeyError: An episode id is unknown.
@@ -158,7 +203,8 @@ class Simulator:
 
         Raises:
             KeyError: ``episode_id`` is unknown or closed before its step ran.
-            RuntimeError: The episode already has a step in flight.
+            RuntimeError: The episode already has a step in flight, or its request failed
+                alone (the message says why; other episodes are unaffected).
         """
         self._reserve([episode_id])
         loop = asyncio.get_running_loop()
@@ -172,7 +218,10 @@ class Simulator:
         return await pending.future
 
     async def _run(self) -> None:
-        """Batching loop: gather pending steps, predict in a thread, resolve the futures."""
+        """Batching loop: gather pending steps, predict in a thread, resolve the futures.
+
+        With a ``concurrent_predict`` world model a batch is not awaited before the next is
+        gathered, so steps arriving meanwhile join the engine's running batch."""
         assert self._full is not None
         while self._pending:
             if len(self._pending) < self.max_batch:
@@ -191,15 +240,27 @@ class Simulator:
                 batch = [p for p in batch if not p.future.done()]
             if not batch:
                 continue
-            pairs = [(p.episode_id, p.action) for p in batch]
-            try:
-                results = await asyncio.to_thread(self._predict, pairs)
-            except Exception as error:  # noqa: BLE001 -- predict failed: so does every step
-                for p in batch:
-                    _resolve(p.future, error=error)
-                continue
-            for p, result in zip(batch, results):
-                _resolve(p.future, result)
+            if self._concurrent:
+                task = asyncio.get_running_loop().create_task(self._run_batch(batch))
+                self._batches.add(task)  # keep a reference until it is done
+                task.add_done_callback(self._batches.discard)
+            else:
+                await self._run_batch(batch)
+
+    async def _run_batch(self, batch: list[_Pending]) -> None:
+        pairs = [(p.episode_id, p.action) for p in batch]
+        try:
+            results = await asyncio.to_thread(self._predict, pairs)
+        except Exception as error:  # noqa: BLE001 -- predict failed: so does every step
+            for p in batch:
+                _resolve(p.future, error=error)
+            return
+        for p, (observation, info) in zip(batch, results):
+            if "error" in info:
+                message = f"step of episode {p.episode_id!r} failed: {info['error']}"
+                _resolve(p.future, error=RuntimeError(message))
+            else:
+                _resolve(p.future, (observation, info))
 
     # -- history bookkeeping ----------------------------------------------------------------
 
@@ -225,7 +286,14 @@ class Simulator:
                     [*self._get(episode_id).messages, {"role": "user", "content": action}]
                     for episode_id, action in pairs
                 ]
-            predictions = self.world_model.predict(requests, max_new_tokens=self.max_new_tokens)
+            if self._with_ids:
+                predictions = self.world_model.predict(
+                    requests,
+                    max_new_tokens=self.max_new_tokens,
+                    episode_ids=[episode_id for episode_id, _ in pairs],
+                )
+            else:
+                predictions = self.world_model.predict(requests, max_new_tokens=self.max_new_tokens)
         except BaseException:
             with self._lock:
                 for episode_id, _ in pairs:
@@ -243,6 +311,14 @@ class Simulator:
                 episode = self._episodes.get(episode_id)
                 turn = episode.turns if episode is not None else -1
                 parsed = prediction.observation is not None
+                info = {
+                    "raw": prediction.text,
+                    "parsed": parsed,
+                    "num_tokens": prediction.num_tokens,
+                    "turn": turn,
+                }
+                if isinstance(prediction, FailedPrediction):
+                    info["error"] = prediction.error
                 if episode is not None:
                     episode.busy = False
                     if parsed:
@@ -254,11 +330,5 @@ class Simulator:
                             }
                         )
                         episode.turns += 1
-                info = {
-                    "raw": prediction.text,
-                    "parsed": parsed,
-                    "num_tokens": prediction.num_tokens,
-                    "turn": turn,
-                }
                 results.append((prediction.observation, info))
         return results

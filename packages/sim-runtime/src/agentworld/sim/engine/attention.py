@@ -1,0 +1,188 @@
+"""Paged attention as a transformers attention function.
+
+:func:`paged_attention` is registered in transformers' ``AttentionInterface``
+under :data:`ATTENTION_NAME`. A model whose config names it calls it from every
+attention layer with the new tokens' rotary-embedded queries, keys and values.
+When the forward pass carries a :class:`PagedBatch` (keyword ``paged``), the
+function writes the new keys/values into the layer's block pool, then lets each
+item's new queries attend to all its positions through its block table, with a
+causal offset. Without one it is plain ``sdpa``, so the model keeps working for
+``model.generate`` and training.
+
+Queries of items that attend together form an :class:`AttentionGroup`: keys and
+values are gathered through the padded block tables and one
+``scaled_dot_product_attention`` call serves the whole group. Grouped-query
+attention is handled without repeating keys/values: the ``rep`` query heads that
+share a key/value head are folded into the query-length axis (query
+``[n, num_heads, q, d]`` -> ``[n, num_kv_heads, rep * q, d]``), the layout of
+vLLM's and FlashInfer's GQA decode kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from transformers import AttentionInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
+
+ATTENTION_NAME = "agentworld_paged"
+
+
+@dataclass(slots=True)
+class AttentionGroup:
+    """Items whose queries attend in one padded SDPA call.
+
+    Attributes:
+        query_index: ``[n, max_q]`` packed-token index of each query row; padding rows
+            repeat the item's last token.
+        block_table: ``[n, max_blocks]`` physical block ids per item; padding uses block 0
+            (masked out).
+        mask: ``[n, 1, rep * max_q, max_blocks * block_size]`` additive mask in the model's
+            dtype: 0 where the query row may attend the key position (causal, within the
+            item's context), ``-inf`` elsewhere; the ``max_q`` rows are repeated
+            ``rep = num_heads / num_kv_heads`` times.
+        out_rows: ``[num_real]`` flat row ``i * max_q + j`` of each real (unpadded) query.
+        out_tokens: ``[num_real]`` packed-token index of each real query, same order.
+        key_buffer: ``[n * max_blocks, block_size * num_kv_heads * head_dim]`` scratch the
+            gathered keys are written to (reused by every layer and group: gathering into
+            a warm buffer is ~2x faster on a CPU than allocating a fresh one).
+        value_buffer: Same as ``key_buffer``, for values.
+    """
+
+    query_index: torch.Tensor
+    block_table: torch.Tensor
+    mask: torch.Tensor
+    out_rows: torch.Tensor
+    out_tokens: torch.Tensor
+    key_buffer: torch.Tensor
+    value_buffer: torch.Tensor
+
+
+@dataclass(slots=True)
+class PagedBatch:
+    """Per-forward state of a packed, paged batch (the same for every layer).
+
+    Attributes:
+        key_cache: Per layer ``[num_blocks, block_size, num_kv_heads, head_dim]``.
+        value_cache: Per layer, same shape as ``key_cache``.
+        slot_mapping: ``[total_tokens]`` pool slot ``block * block_size + offset`` of each
+            new token, in packed order.
+        groups: Attention groups; together their ``out_tokens`` cover every packed token
+            exactly once.
+    """
+
+    key_cache: list[torch.Tensor]
+    value_cache: list[torch.Tensor]
+    slot_mapping: torch.Tensor
+    groups: list[AttentionGroup]
+
+
+def write_kv(
+    key_cache: torch.Tensor,
+    value_cache: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    slot_mapping: torch.Tensor,
+) -> None:
+    """Store new keys/values ``[num_kv_heads, tokens, head_dim]`` at pool slots ``[tokens]``."""
+    num_kv_heads, head_dim = key_cache.shape[2], key_cache.shape[3]
+    key_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, slot_mapping, key.transpose(0, 1))
+    value_cache.view(-1, num_kv_heads, head_dim).index_copy_(
+        0, slot_mapping, value.transpose(0, 1)
+    )
+
+
+def attend_group(
+    query: torch.Tensor,
+    key_cache: torch.Tensor,
+    value_cache: torch.Tensor,
+    group: AttentionGroup,
+    scale: float | None,
+    out: torch.Tensor,
+) -> None:
+    """Attention of one group's queries over their cached context, written into ``out``.
+
+    Args:
+        query: ``[num_heads, total_tokens, head_dim]`` all packed queries of the layer.
+        key_cache: ``[num_blocks, block_size, num_kv_heads, head_dim]``, new keys already written.
+        value_cache: Same shape as ``key_cache``.
+        group: The items to attend (see :class:`AttentionGroup`).
+        scale: Softmax scale (``None``: ``head_dim ** -0.5``).
+        out: ``[total_tokens, num_heads, head_dim]``; the group's rows are filled in.
+    """
+    n, max_q = group.query_index.shape
+    num_heads, _, head_dim = query.shape
+    num_kv_heads = key_cache.shape[2]
+    rep = num_heads // num_kv_heads
+    # [H, n * max_q, D] -> [n, H_kv, rep * max_q, D]: query head h uses key/value head h // rep.
+    q = query.index_select(1, group.query_index.flatten()).view(num_heads, n, max_q, head_dim)
+    q = q.transpose(0, 1).reshape(n, num_kv_heads, rep * max_q, head_dim)
+    blocks, num_blocks = group.block_table.flatten(), key_cache.shape[0]
+    k = torch.index_select(key_cache.view(num_blocks, -1), 0, blocks, out=group.key_buffer)
+    v = torch.index_select(value_cache.view(num_blocks, -1), 0, blocks, out=group.value_buffer)
+    k = k.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)  # [n, H_kv, max_blocks * bs, D]
+    v = v.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)
+    o = F.scaled_dot_product_attention(q, k, v, attn_mask=group.mask, scale=scale)
+    # [n, H_kv, rep * max_q, D] -> [n * max_q, H, D]
+    o = o.reshape(n, num_heads, max_q, head_dim).transpose(1, 2).reshape(n * max_q, num_heads, -1)
+    out.index_copy_(0, group.out_tokens, o.index_select(0, group.out_rows))
+
+
+def paged_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    paged: PagedBatch | None = None,
+    **kwargs,
+) -> tuple[torch.Tensor, None]:
+    """Attention function with transformers' signature (see ``sdpa_attention_forward``).
+
+    Args:
+        module: The attention layer; its ``layer_idx`` selects the pool tensors.
+        query: ``[1, num_heads, total_tokens, head_dim]``, rotary-embedded.
+        key: ``[1, num_kv_heads, total_tokens, head_dim]``, rotary-embedded.
+        value: ``[1, num_kv_heads, total_tokens, head_dim]``.
+        attention_mask: Ignored with ``paged`` (the runner passes a placeholder).
+        scaling: Softmax scale.
+        dropout: Must be 0 with ``paged`` (inference only).
+        paged: The batch's block pool and metadata; ``None`` delegates to ``sdpa``.
+
+    Returns:
+        ``([1, total_tokens, num_heads, head_dim], None)``.
+
+    Raises:
+        NotImplementedError: ``paged`` is given for a sliding-window or softcapped layer.
+    """
+    if paged is None:
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
+        )
+    if kwargs.get("sliding_window") is not None or kwargs.get("softcap") is not None:
+        raise NotImplementedError("paged attention supports full causal attention layers only")
+    assert query.shape[0] == 1 and dropout == 0.0, "paged batches are one packed row, no dropout"
+    layer = module.layer_idx
+    key_cache, value_cache = paged.key_cache[layer], paged.value_cache[layer]
+    write_kv(key_cache, value_cache, key[0], value[0], paged.slot_mapping)
+    q = query[0]
+    out = q.new_empty(q.shape[1], q.shape[0], q.shape[2])
+    for group in paged.groups:
+        attend_group(q, key_cache, value_cache, group, scaling, out)
+    return out.unsqueeze(0), None
+
+
+def register() -> str:
+    """Register :func:`paged_attention` (and ``sdpa`` masks for it); returns its name.
+
+    Idempotent. Masks are those of ``sdpa`` so that, outside a paged batch, a model
+    set to this implementation behaves exactly like ``sdpa`` (padding included).
+    """
+    AttentionInterface.register(ATTENTION_NAME, paged_attention)
+    ALL_MASK_ATTENTION_FUNCTIONS.register(ATTENTION_NAME, sdpa_mask)
+    return ATTENTION_NAME

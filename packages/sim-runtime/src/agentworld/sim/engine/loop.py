@@ -1,0 +1,134 @@
+"""``EngineLoop``: a :class:`PagedEngine` driven by a background thread.
+
+Callers in many threads (or asyncio tasks, through ``asyncio.wrap_future``) submit
+requests at any time; each joins the batch that is running at the next scheduler
+iteration: continuous batching across callers. Everything that touches the
+engine runs on the loop's thread, between iterations.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from collections.abc import Sequence as Seq
+from concurrent.futures import Future, InvalidStateError
+from typing import Any
+
+from agentworld.sim.engine.engine import PagedEngine
+from agentworld.sim.generation import GenerationOutput
+from agentworld.sim.sampling import SamplingParams
+
+logger = logging.getLogger(__name__)
+
+
+class EngineLoop:
+    """Drives a :class:`PagedEngine` from a background thread; thread-safe.
+
+    :meth:`submit` returns a ``concurrent.futures.Future`` at once; the request joins the
+    batch already running at the next iteration. The thread starts on demand and exits
+    when no request is left. Implements the ``TokenEngine`` protocol through
+    :meth:`generate`.
+
+    Args:
+        engine: The engine; from now on only this loop's thread may touch it.
+    """
+
+    def __init__(self, engine: PagedEngine):
+        self.engine = engine
+        self._lock = threading.Lock()
+        self._inbox: list[tuple[Callable[[], Any], Future[Any]]] = []
+        self._futures: dict[str, Future[GenerationOutput]] = {}
+        self._thread: threading.Thread | None = None
+
+    def submit(
+        self, prompt_ids: Seq[int], params: SamplingParams, episode_id: str | None = None
+    ) -> Future[GenerationOutput]:
+        """Queue one request; the future resolves to its :class:`GenerationOutput` (a bad
+        request resolves with ``finish_reason == "error"``)."""
+        result: Future[GenerationOutput] = Future()
+
+        def add() -> None:
+            request_id = self.engine.add_request(prompt_ids, params, episode_id=episode_id)
+            self._futures[request_id] = result
+
+        self._post(add, result, resolve=False)
+        return result
+
+    def close_episode(self, episode_id: str) -> Future[None]:
+        """Run :meth:`PagedEngine.close` between iterations (a ``KeyError`` goes to the
+        future)."""
+        return self._post(lambda: self.engine.close(episode_id))
+
+    def fork(self, parent_id: str, child_id: str) -> Future[None]:
+        """Run :meth:`PagedEngine.fork` between iterations; requests submitted after it see
+        the child."""
+        return self._post(lambda: self.engine.fork(parent_id, child_id))
+
+    def call(self, fn: Callable[[PagedEngine], Any]) -> Future[Any]:
+        """Run ``fn(engine)`` on the loop thread between iterations (e.g. to read stats)."""
+        return self._post(lambda: fn(self.engine))
+
+    def generate(
+        self,
+        prompts: Seq[Seq[int]],
+        params: SamplingParams | Seq[SamplingParams],
+        *,
+        episode_ids: Seq[str | None] | None = None,
+    ) -> list[GenerationOutput]:
+        """Submit ``[batch]`` prompts and wait for their outputs (input order)."""
+        n = len(prompts)
+        params_list = [params] * n if isinstance(params, SamplingParams) else list(params)
+        episodes = list(episode_ids) if episode_ids is not None else [None] * n
+        futures = [self.submit(p, sp, e) for p, sp, e in zip(prompts, params_list, episodes)]
+        return [f.result() for f in futures]
+
+    def _post(
+        self, fn: Callable[[], Any], future: Future[Any] | None = None, *, resolve: bool = True
+    ) -> Future[Any]:
+        future = future if future is not None else Future()
+        with self._lock:
+            self._inbox.append((fn if not resolve else self._resolving(fn, future), future))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="paged-engine", daemon=True)
+                self._thread.start()
+        return future
+
+    @staticmethod
+    def _resolving(fn: Callable[[], Any], future: Future[Any]) -> Callable[[], None]:
+        def run() -> None:
+            _set(future, result=fn())
+
+        return run
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                commands, self._inbox = self._inbox, []
+                if not commands and not self.engine.has_unfinished():
+                    self._thread = None
+                    return
+            for command, future in commands:
+                try:
+                    command()
+                except Exception as error:  # noqa: BLE001 -- goes to the caller's future
+                    _set(future, error=error)
+            try:
+                outputs = self.engine.step()
+            except Exception as error:  # noqa: BLE001 -- the batch fails, the loop lives on
+                logger.exception("engine step failed; failing the requests in flight")
+                outputs = self.engine.abort_all(f"engine step failed: {error!r}")
+            for output in outputs:
+                future = self._futures.pop(output.request_id or "", None)
+                if future is not None:
+                    _set(future, result=output)
+
+
+def _set(future: Future[Any], *, result: Any = None, error: BaseException | None = None) -> None:
+    try:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+    except InvalidStateError:  # cancelled by its caller
+        pass

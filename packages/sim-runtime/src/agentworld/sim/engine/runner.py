@@ -1,0 +1,235 @@
+"""The model runner: packed forward passes of a Hugging Face causal LM over a paged KV cache.
+
+Every call to :meth:`ModelRunner.forward` concatenates the new tokens of all
+items (prefill chunks and decode tokens) into one row ``[1, total_tokens]`` with
+explicit ``position_ids``, so the projections and MLP see no padding. Attention
+goes through :mod:`agentworld.sim.engine.attention`, which reads and writes a
+block pool owned by the runner; only the hidden states whose logits are needed
+reach the LM head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from transformers import PretrainedConfig, PreTrainedModel
+
+from agentworld.sim.engine.attention import AttentionGroup, PagedBatch, register
+
+# Padding an attention group is accepted while its padded score count stays within
+# PAD_SLACK x the real count plus PAD_ALLOWANCE scores (an extra SDPA call costs more
+# than that much padding on a CPU).
+PAD_SLACK = 2.0
+PAD_ALLOWANCE = 32768
+
+
+@dataclass(slots=True)
+class ForwardItem:
+    """New tokens of one sequence to run in a packed forward pass.
+
+    Attributes:
+        token_ids: New tokens ``[num_new]`` (a prefill chunk, or 1 decode token); ``num_new >= 1``.
+        start_pos: Tokens of this sequence already in the KV cache, i.e. the position of
+            ``token_ids[0]``.
+        block_table: Physical block ids; block ``i`` holds positions
+            ``[i * block_size, (i + 1) * block_size)``. Covers at least positions
+            ``[0, start_pos + num_new)``.
+        need_logits: Return logits for the last new token (False for a non-final prefill chunk).
+    """
+
+    token_ids: list[int]
+    start_pos: int
+    block_table: list[int]
+    need_logits: bool
+
+
+def kv_shape(config: PretrainedConfig) -> tuple[int, int, int, int]:
+    """``(num_layers, num_heads, num_kv_heads, head_dim)`` of a decoder config."""
+    config = config.get_text_config()
+    num_heads = config.num_attention_heads
+    num_kv_heads = getattr(config, "num_key_value_heads", None) or num_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // num_heads
+    return config.num_hidden_layers, num_heads, num_kv_heads, head_dim
+
+
+def plan_groups(q_lens: Sequence[int], ctx_lens: Sequence[int]) -> list[list[int]]:
+    """Split items into attention groups that share one padded SDPA call.
+
+    Items are taken by increasing ``(q_len, ctx_len)``; an item joins the current group
+    while the group's padded score count ``n * max_q * max_ctx`` stays within
+    ``PAD_SLACK * sum(q * ctx) + PAD_ALLOWANCE``. Decode steps (``q_len == 1``) thus
+    batch together, and short prefill chunks of similar size batch together.
+
+    Args:
+        q_lens: New tokens per item (tokens).
+        ctx_lens: Context per item after this step, ``start_pos + q_len`` (tokens).
+
+    Returns:
+        Lists of item indices; every index appears once.
+    """
+    order = sorted(range(len(q_lens)), key=lambda i: (q_lens[i], ctx_lens[i]))
+    groups: list[list[int]] = []
+    max_q = max_ctx = real = 0
+    for i in order:
+        q, ctx = q_lens[i], ctx_lens[i]
+        if groups:
+            n = len(groups[-1]) + 1
+            padded = n * max(max_q, q) * max(max_ctx, ctx)
+            if padded <= PAD_SLACK * (real + q * ctx) + PAD_ALLOWANCE:
+                groups[-1].append(i)
+                max_q, max_ctx, real = max(max_q, q), max(max_ctx, ctx), real + q * ctx
+                continue
+        groups.append([i])
+        max_q, max_ctx, real = q, ctx, q * ctx
+    return groups
+
+
+class ModelRunner:
+    """Runs packed forward passes of ``model`` over a paged KV cache it owns.
+
+    The pool holds, per layer, keys and values ``[num_blocks, block_size, num_kv_heads,
+    head_dim]`` in the model's dtype and device. The model is switched to the
+    ``agentworld_paged`` attention implementation, which behaves as ``sdpa`` outside
+    this runner's forward passes (``model.generate`` keeps working).
+
+    Args:
+        model: A causal LM using transformers' attention interface (Qwen3, Llama, ...),
+            in eval mode.
+        num_blocks: Blocks in the pool (> 0).
+        block_size: Tokens per block (> 0).
+
+    Raises:
+        ValueError: ``num_blocks`` or ``block_size`` is not positive.
+    """
+
+    def __init__(self, model: PreTrainedModel, *, num_blocks: int, block_size: int = 16):
+        if num_blocks < 1 or block_size < 1:
+            raise ValueError(
+                f"num_blocks and block_size must be >= 1, got {num_blocks} and {block_size}"
+            )
+        num_layers, num_heads, num_kv_heads, head_dim = kv_shape(model.config)
+        assert num_heads % num_kv_heads == 0, "query heads must be a multiple of key/value heads"
+        self.model = model
+        self.num_blocks, self.block_size = num_blocks, block_size
+        self.rep = num_heads // num_kv_heads
+        self.device, self.dtype = model.device, model.dtype
+        shape = (num_blocks, block_size, num_kv_heads, head_dim)
+        pool = dict(dtype=self.dtype, device=self.device)
+        self.key_cache = [torch.zeros(shape, **pool) for _ in range(num_layers)]
+        self.value_cache = [torch.zeros(shape, **pool) for _ in range(num_layers)]
+        # A 4D attention_mask is taken as prepared: transformers then builds no mask.
+        self._mask_placeholder = torch.ones(1, 1, 1, 1, dtype=torch.bool, device=self.device)
+        self._block_numel = block_size * num_kv_heads * head_dim
+        self._gather_buffer = torch.empty(0, dtype=self.dtype, device=self.device)
+        model.set_attn_implementation(register())
+
+    @staticmethod
+    def kv_bytes_per_block(config: PretrainedConfig, block_size: int, dtype: torch.dtype) -> int:
+        """Bytes of keys plus values one block holds across all layers.
+
+        ``2 * num_layers * block_size * num_kv_heads * head_dim * dtype.itemsize``.
+        """
+        num_layers, _, num_kv_heads, head_dim = kv_shape(config)
+        return 2 * num_layers * block_size * num_kv_heads * head_dim * dtype.itemsize
+
+    @torch.inference_mode()
+    def forward(self, items: Sequence[ForwardItem]) -> torch.Tensor:
+        """Runs all items as one packed forward pass and writes their keys/values to the pool.
+
+        Args:
+            items: Sequences to advance; new tokens of different items must go to
+                different pool slots.
+
+        Returns:
+            fp32 logits ``[num items with need_logits, vocab]``, in item order.
+        """
+        assert items, "forward needs at least one item"
+        token_ids, positions, batch, logits_index = self.prepare(items)
+        out = self.model(
+            input_ids=token_ids[None],
+            position_ids=positions[None],
+            attention_mask=self._mask_placeholder,
+            use_cache=False,
+            logits_to_keep=logits_index,
+            paged=batch,
+        )
+        return out.logits[0].float()
+
+    def prepare(
+        self, items: Sequence[ForwardItem]
+    ) -> tuple[torch.Tensor, torch.Tensor, PagedBatch, torch.Tensor]:
+        """Packed ``token_ids [total]``, ``positions [total]``, the :class:`PagedBatch`
+        and the packed index ``[num with need_logits]`` of each last token needing logits."""
+        bs = self.block_size
+        token_ids: list[int] = []
+        positions: list[int] = []
+        slots: list[int] = []
+        offsets: list[int] = []
+        logits_index: list[int] = []
+        for item in items:
+            end = item.start_pos + len(item.token_ids)
+            table = item.block_table
+            assert len(item.token_ids) >= 1 and item.start_pos >= 0, "an item needs new tokens"
+            assert len(table) * bs >= end, "block table does not cover the item's positions"
+            assert 0 <= min(table) and max(table) < self.num_blocks, "block id outside the pool"
+            offsets.append(len(token_ids))
+            token_ids += item.token_ids
+            positions += range(item.start_pos, end)
+            slots += [table[p // bs] * bs + p % bs for p in range(item.start_pos, end)]
+            if item.need_logits:
+                logits_index.append(len(token_ids) - 1)
+        assert len(set(slots)) == len(slots), "two new tokens map to the same pool slot"
+        q_lens = [len(item.token_ids) for item in items]
+        ctx_lens = [item.start_pos + q for item, q in zip(items, q_lens)]
+        plan = plan_groups(q_lens, ctx_lens)
+        rows = max(len(g) * -(-max(ctx_lens[i] for i in g) // bs) for g in plan)
+        if self._gather_buffer.numel() < 2 * rows * self._block_numel:
+            self._gather_buffer = self._gather_buffer.new_empty(2 * rows * self._block_numel)
+        groups = [self._group([items[i] for i in g], [offsets[i] for i in g]) for g in plan]
+        batch = PagedBatch(self.key_cache, self.value_cache, self._tensor(slots), groups)
+        return self._tensor(token_ids), self._tensor(positions), batch, self._tensor(logits_index)
+
+    def _group(self, items: list[ForwardItem], offsets: list[int]) -> AttentionGroup:
+        bs = self.block_size
+        q_lens = torch.tensor([len(item.token_ids) for item in items])
+        start = torch.tensor([item.start_pos for item in items])
+        num_blocks = [-(-(item.start_pos + len(item.token_ids)) // bs) for item in items]
+        max_blocks, max_q = max(num_blocks), int(q_lens.max())
+        table = torch.zeros(len(items), max_blocks, dtype=torch.long)
+        for row, (item, nb) in enumerate(zip(items, num_blocks)):
+            table[row, :nb] = torch.tensor(item.block_table[:nb])
+        j = torch.arange(max_q)
+        last = torch.minimum(j[None, :], q_lens[:, None] - 1)  # padding rows repeat the last query
+        query_index = torch.tensor(offsets)[:, None] + last
+        query_pos = start[:, None] + last
+        allowed = torch.arange(max_blocks * bs)[None, None, :] <= query_pos[:, :, None]
+        allowed = allowed[:, None].repeat(1, 1, self.rep, 1)  # rows r * max_q + j, see attend_group
+        # Additive float mask: SDPA would otherwise convert a bool mask in every layer.
+        mask = torch.zeros(allowed.shape, dtype=self.dtype).masked_fill_(~allowed, float("-inf"))
+        out_rows = (j[None, :] < q_lens[:, None]).flatten().nonzero().squeeze(1)
+        out_tokens = query_index.flatten()[out_rows]
+        to = self.device
+        size = len(items) * max_blocks * self._block_numel
+        buffers = self._gather_buffer[: 2 * size].view(2, len(items) * max_blocks, -1)
+        return AttentionGroup(
+            query_index.to(to),
+            table.to(to),
+            mask.to(to),
+            out_rows.to(to),
+            out_tokens.to(to),
+            key_buffer=buffers[0],
+            value_buffer=buffers[1],
+        )
+
+    def _tensor(self, values: list[int]) -> torch.Tensor:
+        return torch.tensor(values, dtype=torch.long, device=self.device)
+
+    @torch.inference_mode()
+    def copy_block(self, src: int, dst: int) -> None:
+        """Copy block ``src``'s keys and values into block ``dst`` in every layer
+        (copy-on-write of a partly filled block)."""
+        assert 0 <= src < self.num_blocks and 0 <= dst < self.num_blocks and src != dst
+        for cache in (*self.key_cache, *self.value_cache):
+            cache[dst].copy_(cache[src])
