@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentworld.sim import Simulator
+from agentworld.sim import SimEnv, Simulator
 from agentworld.sim.backends.hf import HFBackend, HFWorldModel
 from agentworld.sim.engine import EngineLoop, PagedEngine
 from agentworld.sim.generation import StaticBatchEngine
@@ -129,6 +129,11 @@ def test_request_the_kv_budget_cannot_hold_fails_alone(trained_dir: Path) -> Non
         [[{"role": "system", "content": "y " * 200}, {"role": "user", "content": "ls"}]]
     )
     assert isinstance(failed, FailedPrediction) and failed.observation is None
+    env = SimEnv(sim, initial_observation="x " * 200)
+    env.reset()
+    obs, reward, terminated, truncated, info = env.step("ls")
+    assert (obs, truncated, info["truncated_reason"]) == ("", True, "error")
+    assert "KV blocks" in info["error"]
 
 
 class Overlap:

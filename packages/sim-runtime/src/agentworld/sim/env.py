@@ -24,8 +24,9 @@ class SimEnv(gym.Env[str, str]):
     are returned verbatim, so a model may emit characters outside the charset.
     ``reward`` is always ``0.0`` and ``terminated`` always ``False`` (reward
     prediction comes later). ``truncated`` is ``True`` once ``max_steps`` steps
-    ran (``info["truncated_reason"] = "max_steps"``) or when the answer had no
-    observation block (``"malformed"``; the observation is then ``""``).
+    ran (``info["truncated_reason"] = "max_steps"``), when the answer had no
+    observation block (``"malformed"``; the observation is then ``""``) or when the
+    engine refused the step (``"error"``, message in ``info["error"]``).
     ``info`` carries ``raw`` (the answer), ``parsed``, ``num_tokens``, ``turn``.
 
     Several ``SimEnv`` may share one world model or one :class:`Simulator`.
@@ -107,7 +108,10 @@ class SimEnv(gym.Env[str, str]):
         self._steps += 1
         truncated = False
         if observation is None:
-            truncated, info["truncated_reason"] = True, "malformed"
+            # A request the engine refused (e.g. the history outgrew the KV budget) carries
+            # ``info["error"]``; an answer without an observation block is "malformed".
+            reason = "error" if info.get("error") else "malformed"
+            truncated, info["truncated_reason"] = True, reason
         elif self._steps >= self.max_steps:
             truncated, info["truncated_reason"] = True, "max_steps"
         self._done = truncated
