@@ -103,13 +103,19 @@ def train_cmd(
     model: Annotated[str, typer.Option(help="Model preset name or checkpoint directory.")],
     output_dir: Annotated[str, typer.Option(help="Where the checkpoint is written.")],
     set_: Annotated[list[str] | None, typer.Option("--set", help="Trainer option KEY=VALUE; repeatable.")] = None,
+    reasoning: Annotated[bool, typer.Option(
+        help="sft: targets <think>rationale</think> before the observation, from the domain's explain "
+        "(same as --set reasoning=domain; --set reasoning=teacher uses an endpoint).")] = False,
     seed: Seed = 0,
 ) -> None:
-    """Train a world model with one stage (cpt, sft, ...) on collected episodes."""
+    """Train a world model with one stage (cpt, sft, rl, ...) on collected episodes."""
     from agentworld.core.io import read_episodes
 
     trainer = plugins.get_trainer(stage)
-    options = {"model": model, "output_dir": output_dir, "seed": seed, **_parse_sets(set_)}
+    options = {"model": model, "output_dir": output_dir, "seed": seed}
+    if reasoning:
+        options["reasoning"] = "domain"
+    options |= _parse_sets(set_)
     path = trainer.train(read_episodes(data), options)
     console.print(f"{stage} checkpoint -> {path}")
 

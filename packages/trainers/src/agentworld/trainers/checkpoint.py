@@ -46,25 +46,37 @@ def _move_in(src: Path, dst: Path) -> None:
 
 
 def export_model(
-    model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, out: Path, *, is_lora: bool
+    model: torch.nn.Module,
+    tokenizer: PreTrainedTokenizerBase,
+    out: Path,
+    *,
+    is_lora: bool,
+    state_dict: dict[str, torch.Tensor] | None = None,
 ) -> None:
     """Write ``model`` (merged when ``is_lora``) and ``tokenizer`` into ``out`` with ``save_pretrained``.
 
     ``model`` is the unwrapped model (a peft ``PeftModel`` when ``is_lora``);
     the merge happens on a copy, so training continues unaffected.
+    ``state_dict`` (full-model runs only) replaces ``model``'s own weights: the
+    gathered state of a model sharded by FSDP or DeepSpeed ZeRO-3
+    (``Accelerator.get_state_dict``).
     """
     out.mkdir(parents=True, exist_ok=True)
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
-        _export(model, tokenizer, out, is_lora)
+        _export(model, tokenizer, out, is_lora, state_dict)
     finally:
         if bars:
             hf_logging.enable_progress_bar()
 
 
 def _export(
-    model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, out: Path, is_lora: bool
+    model: torch.nn.Module,
+    tokenizer: PreTrainedTokenizerBase,
+    out: Path,
+    is_lora: bool,
+    state_dict: dict[str, torch.Tensor] | None,
 ) -> None:
     with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp:
         root = Path(tmp)
@@ -74,7 +86,7 @@ def _export(
             full = copy.deepcopy(model).merge_and_unload()
         else:
             full = model  # type: ignore[assignment]
-        full.save_pretrained(str(root))
+        full.save_pretrained(str(root), state_dict=state_dict)
         tokenizer.save_pretrained(str(root))
         _move_in(root, out)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class LoraSettings(BaseModel):
@@ -55,7 +55,8 @@ class TrainConfig(BaseModel):
         resume: Continue from ``output_dir/trainer_state`` when it exists.
         log_every: Write a ``train_log.jsonl`` record every N steps.
         num_threads: ``torch.set_num_threads`` (``None`` leaves torch's default).
-        mixed_precision: Passed to ``accelerate.Accelerator`` (``"bf16"`` on GPUs that have it).
+        mixed_precision: Passed to ``accelerate.Accelerator`` (``"bf16"`` on GPUs that have it);
+            ``None`` takes it from ``accelerate launch`` / its config file (``"no"`` when not launched).
         progress: Show a rich progress bar.
         callback: Called with every log record (programmatic use only).
     """
@@ -84,7 +85,7 @@ class TrainConfig(BaseModel):
     resume: bool = False
     log_every: int = Field(10, ge=1)
     num_threads: int | None = Field(None, ge=1)
-    mixed_precision: Literal["no", "fp16", "bf16"] = "no"
+    mixed_precision: Literal["no", "fp16", "bf16"] | None = None
     progress: bool = False
     callback: Callable[[dict[str, Any]], None] | None = Field(None, exclude=True)
 
@@ -101,8 +102,64 @@ class CptConfig(TrainConfig):
     """``cpt`` stage: loss on all tokens of packed ``max_seq_len`` blocks."""
 
 
+class TeacherSettings(BaseModel):
+    """A teacher model over any OpenAI-compatible endpoint that writes SFT rationales.
+
+    Attributes:
+        base_url: Endpoint root, e.g. ``http://127.0.0.1:8000/v1``.
+        model: Model name sent with each request.
+        api_key_env: Environment variable holding the API key (``"EMPTY"`` is sent when unset).
+        prompt_file: A user-prompt template replacing ours; placeholders
+            ``{domain}``, ``{context}``, ``{previous_observation}``, ``{action}``, ``{observation}``.
+        max_tokens: Rationale length limit, in tokens.
+        temperature: Sampling temperature (0 = greedy).
+        timeout_s: Seconds per request.
+        concurrency: Requests in flight at once.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    prompt_file: str | None = None
+    max_tokens: int = Field(160, ge=1)
+    temperature: float = Field(0.0, ge=0.0)
+    timeout_s: float = Field(60.0, gt=0)
+    concurrency: int = Field(4, ge=1)
+
+
 class SftConfig(TrainConfig):
-    """``sft`` stage: whole-episode sequences, loss on assistant tokens only."""
+    """``sft`` stage: whole-episode sequences, loss on assistant tokens only.
+
+    Attributes:
+        reasoning: ``"none"`` (targets are the observation block alone),
+            ``"domain"`` (``<think>rationale</think>`` before each block, the
+            rationale from the domain plugin's ``explain(step, previous_state)``)
+            or ``"teacher"`` (rationales from ``teacher``). ``True`` means ``"domain"``.
+        reasoning_domain: Domain plugin whose ``explain`` is used (default: each episode's ``domain``).
+        teacher: Required with ``reasoning="teacher"``.
+    """
 
     lr: float = Field(1e-3, gt=0)
     max_seq_len: int = Field(1024, ge=8)
+    reasoning: Literal["none", "domain", "teacher"] = "none"
+    reasoning_domain: str | None = None
+    teacher: TeacherSettings | None = None
+
+    @field_validator("reasoning", mode="before")
+    @classmethod
+    def _reasoning_flag(cls, value: Any) -> Any:
+        if value is True:
+            return "domain"
+        if value is False or value is None:
+            return "none"
+        return value
+
+    @model_validator(mode="after")
+    def _teacher(self) -> SftConfig:
+        if self.reasoning == "teacher" and self.teacher is None:
+            raise ValueError(
+                "reasoning='teacher' needs teacher={base_url=..., model=...} (an OpenAI-compatible endpoint)"
+            )
+        return self

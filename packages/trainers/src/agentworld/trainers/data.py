@@ -8,7 +8,8 @@ SFT: each whole episode is rendered once through the tokenizer's chat
 template (:func:`~agentworld.core.formats.episode_messages`) and all its
 assistant turns are trained in one sequence. The loss mask is 1 only on
 assistant content (the observation blocks and the closing end-of-turn
-token), 0 on system, user and template tokens. An episode longer than the
+token; with reasoning also the ``<think>`` block before it), 0 on system,
+user and template tokens. An episode longer than the
 window is split at turn boundaries into windows that each restart with the
 system message.
 """
@@ -98,15 +99,26 @@ def render_with_spans(
 
 
 def episode_sample(
-    tokenizer: PreTrainedTokenizerBase, episode: Episode, max_seq_len: int
+    tokenizer: PreTrainedTokenizerBase,
+    episode: Episode,
+    max_seq_len: int,
+    reasoning: Sequence[str] | None = None,
 ) -> list[Sample]:
     """The SFT sequences of one episode: ``[1, ...]`` windows of at most ``max_seq_len`` tokens.
 
     A window is the system message followed by as many whole turns (action
     and observation) as fit; a single turn that does not fit is cut at
-    ``max_seq_len``.
+    ``max_seq_len``. With ``reasoning`` (one rationale per step), each target
+    is ``<think>rationale</think>`` then the observation block, all of it in the loss.
+
+    Raises:
+        ValueError: ``reasoning`` does not have one entry per step.
     """
-    messages = episode_messages(episode)
+    if reasoning is not None and len(reasoning) != len(episode.steps):
+        raise ValueError(
+            f"episode {episode.id}: {len(reasoning)} rationales for {len(episode.steps)} steps"
+        )
+    messages = episode_messages(episode, list(reasoning) if reasoning is not None else None)
     text, starts, spans = render_with_spans(tokenizer, messages)
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     ids: list[int] = enc["input_ids"]
@@ -131,23 +143,38 @@ def episode_sample(
 
 
 def sft_samples(
-    episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, max_seq_len: int
+    episodes: Sequence[Episode],
+    tokenizer: PreTrainedTokenizerBase,
+    max_seq_len: int,
+    reasoning: Sequence[Sequence[str]] | None = None,
 ) -> list[Sample]:
     """All SFT windows of ``episodes`` (see :func:`episode_sample`); windows with no target are dropped.
 
+    Args:
+        reasoning: Optional rationales, ``reasoning[i][t]`` for ``episodes[i].steps[t]``.
+
     Raises:
-        ValueError: no episode has a step to predict.
+        ValueError: no episode has a step to predict, or ``reasoning`` does not match the episodes.
     """
+    if reasoning is not None and len(reasoning) != len(episodes):
+        raise ValueError(f"{len(reasoning)} rationale lists for {len(episodes)} episodes")
     out = [
         s
-        for e in episodes
+        for i, e in enumerate(episodes)
         if e.steps
-        for s in episode_sample(tokenizer, e, max_seq_len)
+        for s in episode_sample(
+            tokenizer, e, max_seq_len, reasoning[i] if reasoning is not None else None
+        )
         if any(s.loss_mask)
     ]
-    if not out:
+    if not out and not any(e.steps for e in episodes):
         raise ValueError(
             "sft needs episodes with at least one step; none of the given episodes has one"
+        )
+    if not out:
+        raise ValueError(
+            f"no SFT target fits in max_seq_len={max_seq_len} tokens: every window is filled by "
+            "the system message and the action before any observation; raise max_seq_len"
         )
     return out
 

@@ -25,7 +25,7 @@ from agentworld.core.types import Episode
 from agentworld.trainers import checkpoint as ckpt
 from agentworld.trainers.config import TrainConfig
 from agentworld.trainers.data import Sample, batch_stream, collate, length_batches
-from agentworld.trainers.models import load_model, num_parameters
+from agentworld.trainers.models import is_checkpoint_dir, load_model, num_parameters
 from agentworld.trainers.progress import Reporter
 from agentworld.trainers.tokenizer import train_tokenizer
 
@@ -72,6 +72,21 @@ class BaseTrainer:
         """The stage's training sequences."""
         raise NotImplementedError
 
+    def check(self, episodes: Sequence[Episode], cfg: TrainConfig) -> None:
+        """Cheap input checks run before any model is loaded; stages extend it.
+
+        Raises:
+            ValueError: no episodes, or ``tokenizer="train"`` with a checkpoint
+                directory (its embeddings do not know a freshly trained vocabulary).
+        """
+        if not episodes:
+            raise ValueError(f"{self.name} needs at least one episode, got none")
+        if cfg.tokenizer == "train" and is_checkpoint_dir(cfg.model):
+            raise ValueError(
+                f"tokenizer='train' builds a new vocabulary that checkpoint {cfg.model!r} "
+                "does not know; leave tokenizer unset to use the checkpoint's own"
+            )
+
     def _tokenizer(
         self, episodes: Sequence[Episode], cfg: TrainConfig, out: Path, resuming: bool
     ) -> Any:
@@ -90,17 +105,22 @@ class BaseTrainer:
     def train(self, episodes: Sequence[Episode], config: dict[str, Any] | TrainConfig) -> str:
         """Train on ``episodes`` and return ``output_dir`` (a ``from_pretrained``-loadable checkpoint).
 
+        Bad input fails before any model is loaded (:meth:`check`) or, for the
+        model and tokenizer themselves, before the first training step.
+
         Raises:
             pydantic.ValidationError: invalid ``config`` (unknown keys included).
-            agentworld.trainers.models.ModelSpecError: unknown preset or missing model path.
+            agentworld.trainers.models.ModelSpecError: unknown preset, missing model
+                path, checkpoint without a tokenizer, tokenizer larger than the model's vocabulary.
             FileNotFoundError: ``tokenizer`` path missing.
-            ValueError: no usable episodes.
+            ValueError: no usable episodes (see :meth:`check` and the stage's own checks).
         """
         cfg = (
             config
             if isinstance(config, self.config_cls)
             else self.config_cls.model_validate(dict(config))
         )
+        self.check(episodes, cfg)
         if cfg.num_threads:
             torch.set_num_threads(cfg.num_threads)
         out = Path(cfg.output_dir)
@@ -126,6 +146,10 @@ class BaseTrainer:
         acc = Accelerator(
             gradient_accumulation_steps=cfg.grad_accum, mixed_precision=cfg.mixed_precision
         )
+        if acc.state.deepspeed_plugin is not None:
+            # No dataloader goes through prepare(), so DeepSpeed cannot infer its micro-batch.
+            ds = acc.state.deepspeed_plugin.deepspeed_config
+            ds["train_micro_batch_size_per_gpu"] = cfg.batch_size
         decay = [p for p in model.parameters() if p.requires_grad and p.ndim >= 2]
         rest = [p for p in model.parameters() if p.requires_grad and p.ndim < 2]
         opt = torch.optim.AdamW(
@@ -247,6 +271,11 @@ class BaseTrainer:
     ) -> None:
         c["elapsed_s"] = base_elapsed + time.perf_counter() - start
         acc.wait_for_everyone()
+        is_lora = cfg.lora is not None
+        # Every process takes part in gathering a sharded (FSDP, DeepSpeed ZeRO-3) model.
+        state = None if is_lora or acc.num_processes == 1 else acc.get_state_dict(model)
         if acc.is_main_process:
-            ckpt.export_model(acc.unwrap_model(model), tokenizer, out, is_lora=cfg.lora is not None)
+            ckpt.export_model(
+                acc.unwrap_model(model), tokenizer, out, is_lora=is_lora, state_dict=state
+            )
         ckpt.save_state(acc, out, {**c, "stage": self.name, "seed": cfg.seed})

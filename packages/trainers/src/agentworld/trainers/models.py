@@ -117,6 +117,14 @@ def is_checkpoint_dir(path: str | os.PathLike[str]) -> bool:
     return (Path(path) / "config.json").is_file()
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+
+
+def has_tokenizer(path: str | os.PathLike[str]) -> bool:
+    """True when directory ``path`` holds tokenizer files (any of :data:`TOKENIZER_FILES`)."""
+    return any((Path(path) / name).is_file() for name in TOKENIZER_FILES)
+
+
 def load_model(
     spec: str | os.PathLike[str],
     tokenizer: PreTrainedTokenizerBase | None = None,
@@ -137,14 +145,27 @@ def load_model(
 
     Raises:
         ModelSpecError: ``spec`` is none of the above (the message lists presets),
-            or a preset without a tokenizer.
+            a preset without a tokenizer, a checkpoint directory without
+            tokenizer files and no ``tokenizer`` given, or a ``tokenizer`` with
+            more tokens than the checkpoint's embedding has rows.
     """
     text = str(spec)
     if Path(text).is_dir() and (is_checkpoint_dir(text) or "gguf_file" in kwargs):
+        if tokenizer is None and "gguf_file" not in kwargs and not has_tokenizer(text):
+            raise ModelSpecError(
+                f"model directory {text!r} has no tokenizer (none of {', '.join(TOKENIZER_FILES)}); "
+                "save the tokenizer next to the model or pass tokenizer=<tokenizer directory>"
+            )
+        tok = tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(
             text, dtype=torch.float32, attn_implementation="sdpa", **kwargs
         )
-        tok = tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
+        rows = model.get_input_embeddings().num_embeddings
+        if len(tok) > rows:
+            raise ModelSpecError(
+                f"the tokenizer has {len(tok)} tokens but model {text!r} embeds only {rows}; "
+                "use the checkpoint's own tokenizer (leave tokenizer unset)"
+            )
         return model, tok
     if text in PRESETS:
         if tokenizer is None:

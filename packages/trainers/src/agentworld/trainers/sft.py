@@ -8,6 +8,7 @@ from typing import ClassVar
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core.types import Episode
+from agentworld.trainers import reasoning
 from agentworld.trainers.config import SftConfig, TrainConfig
 from agentworld.trainers.data import Sample, sft_samples
 from agentworld.trainers.loop import BaseTrainer
@@ -18,18 +19,43 @@ class SftTrainer(BaseTrainer):
 
     Each episode is rendered with ``agentworld.core.formats.episode_messages``
     through the tokenizer's chat template; the loss covers the assistant
-    answers (``<predicted_observation>`` blocks and end-of-turn) only.
+    answers (``<predicted_observation>`` blocks and end-of-turn) only. With
+    ``reasoning="domain"`` or ``"teacher"`` every answer starts with a
+    ``<think>rationale</think>`` block, also in the loss (see
+    :mod:`agentworld.trainers.reasoning`).
     """
 
     name: ClassVar[str] = "sft"
     config_cls: ClassVar[type[TrainConfig]] = SftConfig
 
+    def check(self, episodes: Sequence[Episode], cfg: TrainConfig) -> None:
+        """Fail before loading a model: no step to predict, a domain without ``explain``, a bad teacher prompt file.
+
+        Raises:
+            ValueError: no episode has a step, or the reasoning domain has no ``explain``.
+            agentworld.core.plugins.UnknownPluginError: the reasoning domain is not installed.
+            FileNotFoundError: the teacher's ``prompt_file`` is missing.
+        """
+        super().check(episodes, cfg)
+        assert isinstance(cfg, SftConfig)
+        if not any(e.steps for e in episodes):
+            raise ValueError(
+                f"sft needs episodes with at least one step (a next observation to predict); "
+                f"none of the {len(episodes)} given episodes has one"
+            )
+        if cfg.reasoning == "domain":
+            reasoning.check_domain(episodes, cfg.reasoning_domain)
+        if cfg.reasoning == "teacher" and cfg.teacher is not None:
+            reasoning.load_template(cfg.teacher.prompt_file)
+
     def samples(
         self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
     ) -> list[Sample]:
         """Masked episode windows of at most ``cfg.max_seq_len`` tokens (see :func:`~agentworld.trainers.data.sft_samples`)."""
+        assert isinstance(cfg, SftConfig)
         if not tokenizer.chat_template:
             raise ValueError(
                 "sft needs a tokenizer with a chat template; use tokenizer='train' or a chat tokenizer"
             )
-        return sft_samples(episodes, tokenizer, cfg.max_seq_len)
+        why = reasoning.rationales(episodes, cfg, cfg.output_dir)
+        return sft_samples(episodes, tokenizer, cfg.max_seq_len, why)

@@ -1,0 +1,84 @@
+"""Loopback HTTP servers for trainer tests: an OpenAI-compatible chat endpoint and a package index.
+
+They stand in for services outside the project (a teacher model, PyPI); the
+code under test talks to them over real HTTP through its real clients.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Route = Callable[[str, dict[str, str], bytes], tuple[int, str, bytes]]
+"""``route(path, headers, body) -> (status, content_type, body)``."""
+
+
+@contextmanager
+def serve(route: Route) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Serve ``route`` on 127.0.0.1 in a thread; yields ``(base_url, requests)``.
+
+    ``requests`` collects ``{"method", "path", "headers", "body"}`` of every request.
+    """
+    seen: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self, method: str) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(size) if size else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            seen.append({"method": method, "path": self.path, "headers": headers, "body": body})
+            status, kind, payload = route(self.path, headers, body)
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            self._answer("GET")
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._answer("POST")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def chat_route(answer: Callable[[dict[str, Any]], str]) -> Route:
+    """An OpenAI ``POST /v1/chat/completions`` endpoint whose reply text is ``answer(request_json)``."""
+
+    def route(path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
+        if path.rstrip("/") != "/v1/chat/completions":
+            return 404, "application/json", b'{"error": {"message": "not found"}}'
+        request = json.loads(body)
+        reply = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": request["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer(request)},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        return 200, "application/json", json.dumps(reply).encode()
+
+    return route
