@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-STAGES = ("collect", "cpt", "sft", "eval", "simulate")
+STAGES = ("collect", "cpt", "sft", "rl", "eval", "simulate")
 
 
 class RunConfig(BaseModel):
@@ -48,7 +48,7 @@ class CollectConfig(BaseModel):
 
 
 class TrainStageConfig(BaseModel):
-    """``[cpt]`` / ``[sft]``: a training stage; unknown keys go to the trainer plugin."""
+    """``[cpt]`` / ``[sft]`` / ``[rl]``: a training stage; unknown keys go to the trainer plugin."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -97,6 +97,7 @@ class PipelineConfig(BaseModel):
     collect: CollectConfig | None = None
     cpt: TrainStageConfig | None = None
     sft: TrainStageConfig | None = None
+    rl: TrainStageConfig | None = None
     eval: EvalConfig | None = None
     simulate: SimulateConfig | None = None
 

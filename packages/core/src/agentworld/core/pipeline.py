@@ -1,4 +1,4 @@
-"""The pipeline runner: stages ``collect -> cpt -> sft -> eval -> simulate``.
+"""The pipeline runner: stages ``collect -> cpt -> sft -> rl -> eval -> simulate``.
 
 Every stage finds its implementation by plugin name (domain, trainer, sim
 backend, rewards) through :mod:`agentworld.core.plugins`; this module
@@ -222,7 +222,7 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
         console.rule(f"stage: {stage}")
         if stage == "collect":
             run_collect(cfg, state, console)
-        elif stage in ("cpt", "sft"):
+        elif stage in ("cpt", "sft", "rl"):
             run_train(stage, cfg, state, console)
         elif stage == "eval":
             run_eval(cfg, state, console)

@@ -1,4 +1,7 @@
-"""Entry point ``trainers``: registers the ``cpt`` and ``sft`` stages (torch is imported only when built)."""
+"""Entry point ``trainers``: the ``cpt`` and ``sft`` stages and the ``models`` CLI group.
+
+Nothing heavy is imported here; torch loads when a stage is built or a command runs.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +22,23 @@ def _sft() -> Any:
     return SftTrainer()
 
 
+def _rl() -> Any:
+    from agentworld.trainers.rl import RlTrainer
+
+    return RlTrainer()
+
+
 @hookimpl
 def register_trainers(register: Register) -> None:
     """Register ``cpt`` and ``sft``."""
     register("cpt", _cpt)
     register("sft", _sft)
+    register("rl", _rl)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    """Add ``agentworld models prepare|list``."""
+    from agentworld.trainers.commands import register
+
+    register(cli)
