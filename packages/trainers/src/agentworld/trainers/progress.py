@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from agentworld.trainers.config import TrainConfig
@@ -9,6 +10,10 @@ from agentworld.trainers.config import TrainConfig
 
 class Reporter:
     """Shows a rich progress bar when ``cfg.progress`` and forwards log records to ``cfg.callback``.
+
+    The bar measures optimizer steps against ``total``; when only a time budget bounds the
+    run (``total`` is ``None``), it measures seconds against ``cfg.time_budget_s`` instead
+    and shows the step count beside it.
 
     Args:
         cfg: The stage config.
@@ -23,6 +28,8 @@ class Reporter:
         self.callback = cfg.callback if enabled else None
         self.bar: Any = None
         self.task: Any = None
+        self.by_time = total is None and cfg.time_budget_s is not None
+        self.started = time.monotonic()
         if enabled and cfg.progress:
             try:
                 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -31,11 +38,17 @@ class Reporter:
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
-                TextColumn("{task.completed}/{task.total}"),
+                TextColumn("{task.fields[steps]}"),
                 TextColumn("{task.fields[info]}"),
                 TimeElapsedColumn(),
             )
-            self.task = self.bar.add_task("train", total=total, completed=start, info="")
+            if self.by_time:
+                bar_total, completed = cfg.time_budget_s, 0.0
+            else:
+                bar_total, completed = total, start
+            self.task = self.bar.add_task(
+                "train", total=bar_total, completed=completed, info="", steps=self._steps(start, total)
+            )
             self.bar.start()
 
     def info(self, text: str) -> None:
@@ -52,9 +65,15 @@ class Reporter:
             self.callback(record)
 
     def advance(self, step: int) -> None:
-        """Move the bar to optimizer ``step``."""
+        """Move the bar to optimizer ``step`` (or to the seconds elapsed, when time-bounded)."""
         if self.bar is not None:
-            self.bar.update(self.task, completed=step)
+            total = None if self.by_time else self.bar.tasks[0].total
+            completed = time.monotonic() - self.started if self.by_time else step
+            self.bar.update(self.task, completed=completed, steps=self._steps(step, total))
+
+    @staticmethod
+    def _steps(step: int, total: float | None) -> str:
+        return f"step {step}/{int(total)}" if total is not None else f"step {step}"
 
     def close(self) -> None:
         """Stop the bar."""

@@ -306,7 +306,7 @@ class RlTrainer(BaseTrainer):
             c["tokens"] += num_tokens * acc.num_processes
             # The cached KV was computed with the old weights: new model version, new salt.
             version = f"{cfg.seed}-step{c['step']}"
-            world_model.engine.call(lambda e: e.reset_prefix_cache(version)).result()
+            world_model.engine.call(lambda e, v=version: e.reset_prefix_cache(v)).result()
             done = finished()
             now = time.perf_counter()
             queried = stats1.num_prompt_tokens - stats0.num_prompt_tokens
