@@ -8,18 +8,11 @@ import random
 from pathlib import Path
 
 import torch
+from chatml import chatml_tokenizer
 from agentworld.rewards.judge import LLMJudge
 from agentworld.rewards.rubrics import ANSWER_FORMAT, GENERIC_RUBRIC, TERMINAL_RUBRIC
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
-CHATML = (
-    "{% for message in messages %}"
-    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
-)
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # 5, 4, 4, 3, 4 -> 100, 75, 75, 50, 75 on 0-100 -> reward 0.75
 JUDGE_ANSWER = '{"format": 5, "factuality": 4, "consistency": 4, "realism": 3, "quality": 4}'
 JUDGE_VALUE = 0.75
@@ -65,21 +58,7 @@ def build_tokenizer() -> PreTrainedTokenizerFast:
     rng = random.Random(0)
     corpus = [GENERIC_RUBRIC, TERMINAL_RUBRIC, ANSWER_FORMAT, JUDGE_ANSWER, CUSTOM_RUBRIC] * 3
     corpus += ["\n".join(random_case(rng)[:2]) for _ in range(30)]
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=1000,
-        special_tokens=SPECIALS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(corpus, trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        chat_template=CHATML,
-    )
+    return chatml_tokenizer(corpus, 1000)
 
 
 def save_judge(path: Path, *, seed: int = 0) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from chatml import chatml_tokenizer
 from transformers import (
     LlamaConfig,
     LlamaForCausalLM,
@@ -20,13 +20,6 @@ from transformers import (
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)  # one xdist worker per core: avoid OpenMP oversubscription
 
-CHATML = (
-    "{% for message in messages %}"
-    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
-)
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CORPUS = [
     "You simulate a Linux terminal. Predict the output of each command.",
     "<predicted_observation>\nfile.txt notes.md src\n</predicted_observation>",
@@ -40,21 +33,7 @@ CORPUS = [
 
 def build_tokenizer() -> PreTrainedTokenizerFast:
     """A byte-level BPE tokenizer (vocab ~400) with ChatML specials and template."""
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=SPECIALS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(CORPUS, trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        chat_template=CHATML,
-    )
+    return chatml_tokenizer(CORPUS, 400)
 
 
 def save_checkpoint(
