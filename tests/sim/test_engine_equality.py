@@ -8,7 +8,7 @@ import random
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
+from tiny_lm import tiny_lm
 
 from agentworld.sim.engine import PagedEngine
 from agentworld.sim.sampling import SamplingParams
@@ -20,22 +20,7 @@ GREEDY = SamplingParams(max_new_tokens=NEW)
 
 
 def build(arch: str) -> torch.nn.Module:
-    common = dict(
-        vocab_size=VOCAB,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        initializer_range=0.2,
-        eos_token_id=EOS,
-        pad_token_id=0,
-    )
-    torch.manual_seed(0)
-    if arch == "qwen3":
-        return Qwen3ForCausalLM(Qwen3Config(head_dim=16, **common)).eval()
-    return LlamaForCausalLM(LlamaConfig(**common)).eval()
+    return tiny_lm(arch, VOCAB, 512, eos_token_id=EOS, pad_token_id=0)
 
 
 class Reference:

@@ -14,7 +14,7 @@ import random
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
+from tiny_lm import tiny_lm
 
 from agentworld.sim.engine.runner import ForwardItem, ModelRunner, plan_groups
 
@@ -25,20 +25,7 @@ ATOL = 1e-5
 
 def tiny_model(arch: str, seed: int = 0) -> torch.nn.Module:
     """A random fp32 ``arch`` model: 2 layers, hidden 64, 4 query / 2 key-value heads of 16."""
-    common = dict(
-        vocab_size=VOCAB,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        initializer_range=0.2,
-    )
-    torch.manual_seed(seed)
-    if arch == "qwen3":
-        return Qwen3ForCausalLM(Qwen3Config(head_dim=16, **common)).eval()
-    return LlamaForCausalLM(LlamaConfig(**common)).eval()
+    return tiny_lm(arch, VOCAB, 256, seed)
 
 
 @pytest.fixture(params=["qwen3", "llama"])
