@@ -151,7 +151,9 @@ def evaluate(model, d, n=int(os.environ.get("EVAL_N", 400)), max_new=200):
             obs = s.split("<predicted_observation>")[1].split("</predicted_observation>")[0]
             obs = obs[1:] if obs.startswith("\n") else obs
             obs = obs[:-1] if obs.endswith("\n") else obs
-            obs = "\n".join(line.rstrip() for line in obs.replace("\r\n", "\n").split("\n")).rstrip("\n")
+            obs = "\n".join(line.rstrip() for line in obs.replace("\r\n", "\n").split("\n")).rstrip(
+                "\n"
+            )
         hit = float(obs is not None and obs == it["ref"])
         ex.append(hit)
         if it["nonempty"]:
