@@ -1,0 +1,1 @@
+"""Entry point of the classic domain (filled in by the classic domain work)."""
