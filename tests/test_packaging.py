@@ -10,7 +10,8 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 UV = os.environ.get("UV") or shutil.which("uv")
-MEMBERS = ["agentworld", "agentworld_core", "agentworld_domain_terminal", "agentworld_rewards",
+MEMBERS = ["agentworld", "agentworld_core", "agentworld_domain_terminal", "agentworld_domain_classic",
+           "agentworld_rewards",
            "agentworld_trainers", "agentworld_sim"]
 
 pytestmark = pytest.mark.skipif(UV is None, reason="needs the uv executable (run the suite with `uv run`)")

@@ -80,10 +80,11 @@ def llama_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 ANSWER = "<predicted_observation>\nhello.txt\n</predicted_observation>"
+ANSWER_WITH_REWARD = ANSWER + "\n<reward>1</reward><terminated>true</terminated>"
 
 
-def train_constant(path: Path, *, steps: int = 60, seed: int = 0) -> Path:
-    """Train a tiny Qwen3 for ``steps`` steps to always answer :data:`ANSWER`; save it to ``path``."""
+def train_constant(path: Path, *, steps: int = 60, seed: int = 0, answer: str = ANSWER) -> Path:
+    """Train a tiny Qwen3 for ``steps`` steps to always answer ``answer``; save it to ``path``."""
     import random
     import string
 
@@ -91,7 +92,7 @@ def train_constant(path: Path, *, steps: int = 60, seed: int = 0) -> Path:
     model = Qwen3ForCausalLM.from_pretrained(path)
     tokenizer = PreTrainedTokenizerFast.from_pretrained(path)
     rng = random.Random(seed)
-    target = tokenizer(ANSWER + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    target = tokenizer(answer + "<|im_end|>", add_special_tokens=False)["input_ids"]
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     model.train()
     for _ in range(steps):
@@ -101,7 +102,7 @@ def train_constant(path: Path, *, steps: int = 60, seed: int = 0) -> Path:
             for _ in range(rng.randint(0, 2)):
                 messages += [
                     {"role": "user", "content": rng.choice(CORPUS)},
-                    {"role": "assistant", "content": ANSWER},
+                    {"role": "assistant", "content": answer},
                 ]
             action = "".join(rng.choices(string.printable, k=rng.randint(0, 100)))
             messages.append({"role": "user", "content": action})
@@ -126,15 +127,34 @@ def train_constant(path: Path, *, steps: int = 60, seed: int = 0) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def trained_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
-    """Trained once per test run: pytest-xdist workers share it through a file lock."""
+def _shared_checkpoint(base: Path, worker_id: str, name: str, build) -> Path:
+    """A checkpoint built once per test run: pytest-xdist workers share it through a file lock."""
     from filelock import FileLock
 
-    base = tmp_path_factory.getbasetemp()
     root = base if worker_id == "master" else base.parent
-    path = root / "sim-trained-constant"
+    path = root / name
     with FileLock(str(path) + ".lock"):
         if not (path / "model.safetensors").exists():
-            train_constant(path)
+            build(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def rewarded_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A tiny model trained to answer :data:`ANSWER_WITH_REWARD`, with a world-model card
+    saying its answers carry the reward footer."""
+    from agentworld.core.card import write_card
+
+    def build(path: Path) -> None:
+        train_constant(path, steps=80, answer=ANSWER_WITH_REWARD)
+        write_card(path, {"domain": None, "rewards": True, "history_window": 1})
+
+    return _shared_checkpoint(tmp_path_factory.getbasetemp(), worker_id, "sim-rewarded", build)
+
+
+@pytest.fixture(scope="session")
+def trained_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A tiny model trained to answer :data:`ANSWER`, once per test run."""
+    return _shared_checkpoint(
+        tmp_path_factory.getbasetemp(), worker_id, "sim-trained-constant", train_constant
+    )

@@ -28,8 +28,9 @@ def assign_policies(n: int, mix: dict[str, float], seed: int) -> list[str]:
     return names
 
 
-def run_episode(domain: Domain, env: Any, task: Task | None, policy: Any, *, seed: int,
-                max_steps: int) -> Episode:
+def run_episode(
+    domain: Domain, env: Any, task: Task | None, policy: Any, *, seed: int, max_steps: int
+) -> Episode:
     """Roll out ``policy`` in a real ``env`` for at most ``max_steps`` steps and return the episode."""
     if hasattr(policy, "reset"):
         policy.reset(seed)
@@ -41,8 +42,16 @@ def run_episode(domain: Domain, env: Any, task: Task | None, policy: Any, *, see
         if action is None:
             break
         observation, reward, terminated, truncated, info = env.step(action)
-        steps.append(Step(action=action, observation=observation, reward=float(reward),
-                          terminated=bool(terminated), truncated=bool(truncated), info=dict(info)))
+        steps.append(
+            Step(
+                action=action,
+                observation=observation,
+                reward=float(reward),
+                terminated=bool(terminated),
+                truncated=bool(truncated),
+                info=dict(info),
+            )
+        )
         history += [action, observation]
         if terminated or truncated:
             break
@@ -52,14 +61,39 @@ def run_episode(domain: Domain, env: Any, task: Task | None, policy: Any, *, see
         system_prompt=domain.system_prompt(task),
         initial_observation=history[0],
         steps=steps,
-        metadata={"env_version": domain.version, "policy": policy.name, "seed": seed,
-                  "source": "real"},
+        metadata={
+            "env_version": domain.version,
+            "policy": policy.name,
+            "seed": seed,
+            "source": "real",
+            **world_model_contract(domain),
+        },
     )
 
 
-def collect(domain: Domain, n: int, *, policies: dict[str, float], seed: int = 0,
-            max_steps: int = 12, workers: int = 2,
-            progress: Callable[[int], None] | None = None) -> list[Episode]:
+def world_model_contract(domain: Any) -> dict[str, Any]:
+    """The rendering facts a domain fixes for its world model, stored in episode metadata:
+    ``rewards`` (the answer carries the reward footer) when ``domain.defines_rewards`` and
+    ``history_window`` (turns of history shown) when the domain sets one."""
+    out: dict[str, Any] = {}
+    if getattr(domain, "defines_rewards", False):
+        out["rewards"] = True
+    window = getattr(domain, "history_window", None)
+    if window is not None:
+        out["history_window"] = int(window)
+    return out
+
+
+def collect(
+    domain: Domain,
+    n: int,
+    *,
+    policies: dict[str, float],
+    seed: int = 0,
+    max_steps: int = 12,
+    workers: int = 2,
+    progress: Callable[[int], None] | None = None,
+) -> list[Episode]:
     """Collect ``n`` real episodes, ``workers`` environments in parallel (threads).
 
     Episode ``i`` uses task ``i`` of ``domain.tasks().sample(n, seed=seed)``,
@@ -78,7 +112,9 @@ def collect(domain: Domain, n: int, *, policies: dict[str, float], seed: int = 0
     available = domain.policies()
     unknown = [p for p in policies if p not in available]
     if unknown:
-        raise ValueError(f"domain {domain.name!r} has no policy {unknown}; valid: {sorted(available)}")
+        raise ValueError(
+            f"domain {domain.name!r} has no policy {unknown}; valid: {sorted(available)}"
+        )
     tasks = domain.tasks().sample(n, seed=seed)
     names = assign_policies(n, policies, seed)
 
@@ -88,8 +124,14 @@ def collect(domain: Domain, n: int, *, policies: dict[str, float], seed: int = 0
         try:
             for i in indices:
                 policy = domain.policies()[names[i]]
-                out.append((i, run_episode(domain, env, tasks[i], policy, seed=seed + i,
-                                           max_steps=max_steps)))
+                out.append(
+                    (
+                        i,
+                        run_episode(
+                            domain, env, tasks[i], policy, seed=seed + i, max_steps=max_steps
+                        ),
+                    )
+                )
                 if progress:
                     progress(1)
         finally:
@@ -102,11 +144,15 @@ def collect(domain: Domain, n: int, *, policies: dict[str, float], seed: int = 0
     return [episode for _, episode in sorted(results, key=lambda pair: pair[0])]
 
 
-def split(episodes: list[Episode], heldout_fraction: float, seed: int) -> tuple[list[Episode], list[Episode]]:
+def split(
+    episodes: list[Episode], heldout_fraction: float, seed: int
+) -> tuple[list[Episode], list[Episode]]:
     """Split by episode (never by transition) into (train, held-out), shuffled by ``seed``."""
     order = list(range(len(episodes)))
     random.Random(seed).shuffle(order)
     k = max(1, round(len(episodes) * heldout_fraction))
     held = set(order[:k])
-    return ([e for i, e in enumerate(episodes) if i not in held],
-            [e for i, e in enumerate(episodes) if i in held])
+    return (
+        [e for i, e in enumerate(episodes) if i not in held],
+        [e for i, e in enumerate(episodes) if i in held],
+    )

@@ -52,6 +52,22 @@ class Domain(Protocol):
     Attributes:
         name: Registry name (``"terminal"``).
         version: Environment version string, stored in episode metadata.
+
+    Optional members, found by duck typing (``getattr`` with these defaults):
+
+    - ``defines_rewards: bool = False``: the world model predicts the next reward and
+      termination in a footer after the observation (:mod:`agentworld.core.formats`).
+    - ``history_window: int | None = None``: turns of history the world model sees
+      (``1`` for Markov domains whose observation is the whole state).
+    - ``verify(observation: str, task) -> tuple[float, bool] | None``: the domain's own
+      reward and termination for an observation text (``None`` when it cannot tell),
+      an alternative to the model's footer.
+    - ``initial_observation(task) -> str``: the observation at reset for ``task``,
+      computed without a real step (used by simulated environments).
+    - ``actions: list[str]``: the action words of a domain with a small discrete action set.
+    - ``is_deterministic(action) -> bool``: the real next observation is a function of the
+      history (scored by rules only in ``hybrid``).
+    - ``explain(step, previous_state) -> str``: a rationale for SFT targets with reasoning.
     """
 
     name: str

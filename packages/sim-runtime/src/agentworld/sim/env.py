@@ -6,11 +6,11 @@ import string
 from typing import Any, ClassVar
 
 import gymnasium as gym
-from gymnasium import spaces
-
 from agentworld.core.protocols import Domain, WorldModel
 from agentworld.core.types import Task
+from agentworld.sim.outcome import check_parse_policy, resolve_reward_source, step_outcome
 from agentworld.sim.simulator import Simulator
+from gymnasium import spaces
 
 CHARSET = string.printable  # printable ASCII, space, \t \n \r \x0b \x0c
 MAX_LENGTH = 8192
@@ -22,12 +22,14 @@ class SimEnv(gym.Env[str, str]):
     Observations and actions are strings (``spaces.Text`` over printable ASCII
     with whitespace, 0 to ``max_length`` characters). Predicted observations
     are returned verbatim, so a model may emit characters outside the charset.
-    ``reward`` is always ``0.0`` and ``terminated`` always ``False`` (reward
-    prediction comes later). ``truncated`` is ``True`` once ``max_steps`` steps
-    ran (``info["truncated_reason"] = "max_steps"``), when the answer had no
-    observation block (``"malformed"``; the observation is then ``""``) or when the
-    engine refused the step (``"error"``, message in ``info["error"]``).
-    ``info`` carries ``raw`` (the answer), ``parsed``, ``num_tokens``, ``turn``.
+    ``reward`` and ``terminated`` come from ``reward_source`` (:mod:`agentworld.sim.outcome`:
+    the model's reward footer, the domain's ``verify``, or none: ``0.0`` and ``False``).
+    ``truncated`` is ``True`` once ``max_steps`` steps
+    ran (``info["truncated_reason"] = "max_steps"``), when the answer did not parse
+    (``"malformed"``, after ``max_retries`` new samples with ``on_parse_error="retry"``;
+    the observation is then ``""``) or when the engine refused the step (``"error"``,
+    message in ``info["error"]``). Unparsed answers are counted in ``parse_failures``.
+    ``info`` carries ``raw`` (the last answer), ``parsed``, ``retries``, ``num_tokens``, ``turn``.
 
     Several ``SimEnv`` may share one world model or one :class:`Simulator`.
 
@@ -35,12 +37,20 @@ class SimEnv(gym.Env[str, str]):
         world_model: A :class:`WorldModel` or a :class:`Simulator` to step on.
         domain: Gives the system prompt (``domain.system_prompt(task)``) when none is passed.
         system_prompt: Default world-model system prompt.
-        initial_observation: Default observation returned by ``reset``.
+        initial_observation: Default observation returned by ``reset`` (``None``:
+            ``domain.initial_observation(task)`` when the domain has it, else ``""``).
         task: Default task.
         max_steps: Steps before truncation.
         max_new_tokens: Generation limit per step (tokens; ``None``: model default).
         max_length: Longest action/observation text of the spaces (characters).
         render_mode: ``None`` or ``"ansi"``.
+        reward_source: ``"model"``, ``"verifier"``, ``"none"``, or ``None`` for the default
+            (:func:`agentworld.sim.outcome.resolve_reward_source`).
+        on_parse_error: ``"truncate"`` or ``"retry"`` (sample again; needs temperature > 0).
+        max_retries: New samples per step with ``on_parse_error="retry"``.
+
+    Raises:
+        ValueError: a bad ``render_mode``, ``reward_source`` or ``on_parse_error``.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
@@ -51,19 +61,26 @@ class SimEnv(gym.Env[str, str]):
         *,
         domain: Domain | None = None,
         system_prompt: str | None = None,
-        initial_observation: str = "",
+        initial_observation: str | None = None,
         task: Task | None = None,
         max_steps: int = 50,
         max_new_tokens: int | None = None,
         max_length: int = MAX_LENGTH,
         render_mode: str | None = None,
+        reward_source: str | None = None,
+        on_parse_error: str = "truncate",
+        max_retries: int = 2,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_parse_policy(on_parse_error, max_retries)
         if isinstance(world_model, Simulator):
             self.simulator = world_model
         else:
             self.simulator = Simulator(world_model, max_new_tokens=max_new_tokens)
+        self.reward_source = resolve_reward_source(reward_source, domain, self.simulator.rewards)
+        self.on_parse_error, self.max_retries = on_parse_error, max_retries
+        self.parse_failures = 0
         self.domain, self.task = domain, task
         self.system_prompt, self.initial_observation = system_prompt, initial_observation
         self.max_steps = max_steps
@@ -73,6 +90,7 @@ class SimEnv(gym.Env[str, str]):
         self.episode_id: str | None = None
         self._steps = 0
         self._done = False
+        self._task: Task | None = task
         self._transcript: list[str] = []
 
     def reset(
@@ -86,13 +104,16 @@ class SimEnv(gym.Env[str, str]):
         options = options or {}
         task = options.get("task", self.task)
         observation = options.get("initial_observation", self.initial_observation)
+        if observation is None:
+            initial = getattr(self.domain, "initial_observation", None)
+            observation = initial(task) if callable(initial) else ""
         system_prompt = options.get("system_prompt", self.system_prompt)
         if system_prompt is None:
             system_prompt = self.domain.system_prompt(task) if self.domain is not None else ""
         if self.episode_id is not None:
             self.simulator.close_sync(self.episode_id)
         self.episode_id = self.simulator.open_sync(system_prompt, observation, task)
-        self._steps, self._done = 0, False
+        self._steps, self._done, self._task = 0, False, task
         self._transcript = [self.simulator.messages(self.episode_id)[0]["content"]]
         return observation, {"episode_id": self.episode_id, "task_id": task.id if task else None}
 
@@ -104,22 +125,35 @@ class SimEnv(gym.Env[str, str]):
         """
         if self.episode_id is None or self._done:
             raise RuntimeError("call reset() before step() (the episode has ended or not started)")
-        [(observation, info)] = self.simulator.step_many([(self.episode_id, action)])
+        retries = 0
+        while True:
+            [(observation, info)] = self.simulator.step_many([(self.episode_id, action)])
+            if observation is not None or info.get("error"):
+                break
+            self.parse_failures += 1
+            if self.on_parse_error != "retry" or retries >= self.max_retries:
+                break
+            retries += 1  # the history is unchanged: sample the same step again
+        info["retries"] = retries
         self._steps += 1
-        truncated = False
+        reward, terminated, truncated = 0.0, False, False
         if observation is None:
             # A request the engine refused (e.g. the history outgrew the KV budget) carries
-            # ``info["error"]``; an answer without an observation block is "malformed".
+            # ``info["error"]``; an answer that does not parse is "malformed".
             reason = "error" if info.get("error") else "malformed"
             truncated, info["truncated_reason"] = True, reason
-        elif self._steps >= self.max_steps:
-            truncated, info["truncated_reason"] = True, "max_steps"
-        self._done = truncated
+        else:
+            reward, terminated = step_outcome(
+                self.reward_source, observation, info, self.domain, self._task
+            )
+            if not terminated and self._steps >= self.max_steps:
+                truncated, info["truncated_reason"] = True, "max_steps"
+        self._done = terminated or truncated
         self._transcript.append(f">>> {action}")
         self._transcript.append(
             observation if observation is not None else f"[malformed answer]\n{info['raw']}"
         )
-        return observation or "", 0.0, False, truncated, info
+        return observation or "", reward, terminated, truncated, info
 
     def render(self) -> str | None:
         """The transcript so far (system content, then ``>>> action`` and observation per step)."""

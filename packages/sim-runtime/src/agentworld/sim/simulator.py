@@ -25,7 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentworld.core.formats import system_message, wrap_observation
+from agentworld.core.formats import (
+    Transition,
+    parse_transition,
+    system_message,
+    window_messages,
+    wrap_observation,
+)
 from agentworld.core.protocols import WorldModel
 from agentworld.core.types import Episode, Observation, Prediction, Task
 
@@ -93,11 +99,21 @@ class Simulator:
     Episode ids are passed to ``predict`` when the world model takes ``episode_ids``;
     :meth:`close` and :meth:`fork` then call its ``close_episode`` / ``fork_episode``.
 
+    With ``rewards`` an answer must also carry the reward footer
+    (:func:`agentworld.core.formats.parse_transition`); ``info`` then has ``reward``
+    (float) and ``terminated`` (bool), and an answer without a valid footer is unparsed
+    like one without a block. With ``history_window`` each request shows the model only
+    the last ``history_window`` turns (the episode's full history is still kept).
+
     Args:
         world_model: Anything with ``predict(requests, *, max_new_tokens)``.
         max_batch: Most steps per ``predict`` call.
         max_wait_s: How long the batching loop waits for more steps (seconds).
         max_new_tokens: Generation limit passed to ``predict`` (``None``: model default).
+        rewards: Answers carry the reward footer (``None``: the world model's ``rewards``
+            attribute, e.g. from its checkpoint card, else ``False``).
+        history_window: Turns of history per request (``None``: the world model's
+            ``history_window`` attribute, else the whole history).
     """
 
     def __init__(
@@ -107,9 +123,18 @@ class Simulator:
         max_batch: int = 64,
         max_wait_s: float = 0.005,
         max_new_tokens: int | None = None,
+        rewards: bool | None = None,
+        history_window: int | None = None,
     ):
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        if rewards is None:
+            rewards = bool(getattr(world_model, "rewards", False))
+        if history_window is None:
+            history_window = getattr(world_model, "history_window", None)
+        if history_window is not None and history_window < 0:
+            raise ValueError(f"history_window must be >= 0 turns, got {history_window}")
+        self.rewards, self.history_window = rewards, history_window
         self.world_model = world_model
         self.max_batch = max_batch
         self.max_wait_s = max_wait_s
@@ -283,7 +308,10 @@ class Simulator:
         try:
             with self._lock:
                 requests = [
-                    [*self._get(episode_id).messages, {"role": "user", "content": action}]
+                    window_messages(
+                        [*self._get(episode_id).messages, {"role": "user", "content": action}],
+                        self.history_window,
+                    )
                     for episode_id, action in pairs
                 ]
             if self._with_ids:
@@ -302,6 +330,13 @@ class Simulator:
             raise
         return self._commit(pairs, predictions)
 
+    def _parse(self, prediction: Prediction) -> Transition | None:
+        if prediction.observation is None:
+            return None
+        if not self.rewards:
+            return Transition(prediction.observation)
+        return parse_transition(prediction.text, rewards=True)
+
     def _commit(
         self, pairs: Sequence[tuple[str, str]], predictions: Sequence[Prediction]
     ) -> list[StepResult]:
@@ -310,25 +345,25 @@ class Simulator:
             for (episode_id, action), prediction in zip(pairs, predictions, strict=True):
                 episode = self._episodes.get(episode_id)
                 turn = episode.turns if episode is not None else -1
-                parsed = prediction.observation is not None
-                info = {
+                parsed = self._parse(prediction)
+                info: dict[str, Any] = {
                     "raw": prediction.text,
-                    "parsed": parsed,
+                    "parsed": parsed is not None,
                     "num_tokens": prediction.num_tokens,
                     "turn": turn,
                 }
                 if isinstance(prediction, FailedPrediction):
                     info["error"] = prediction.error
+                if parsed is not None and self.rewards:
+                    info["reward"], info["terminated"] = parsed.reward, parsed.terminated
                 if episode is not None:
                     episode.busy = False
-                    if parsed:
+                    if parsed is not None:
                         episode.messages.append({"role": "user", "content": action})
-                        episode.messages.append(
-                            {
-                                "role": "assistant",
-                                "content": wrap_observation(prediction.observation),
-                            }
+                        answer = wrap_observation(
+                            parsed.observation, reward=parsed.reward, terminated=parsed.terminated
                         )
+                        episode.messages.append({"role": "assistant", "content": answer})
                         episode.turns += 1
-                results.append((prediction.observation, info))
+                results.append((parsed.observation if parsed else None, info))
         return results

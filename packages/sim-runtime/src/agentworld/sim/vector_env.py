@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
-
 from agentworld.core.protocols import Domain, WorldModel
 from agentworld.core.types import Task
 from agentworld.sim.env import CHARSET, MAX_LENGTH
+from agentworld.sim.outcome import check_parse_policy, resolve_reward_source, step_outcome
 from agentworld.sim.simulator import Simulator
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
 
 InitialObservation = str | Sequence[str] | Callable[[Task | None], str]
 IsTerminal = Callable[[str, str], bool]
@@ -44,11 +44,14 @@ class SimVectorEnv(VectorEnv):
     :class:`~agentworld.sim.env.SimEnv`); the batched spaces are ``Tuple`` of
     ``num_envs`` of them, so observations are a ``tuple[str, ...]`` ``[num_envs]``
     and actions any sequence of ``num_envs`` strings. ``rewards`` ``[num_envs]``
-    float64 (always ``0.0``: no reward model yet), ``terminations`` and
-    ``truncations`` ``[num_envs]`` bool. ``infos`` is Gymnasium's dict of arrays
+    float64 and ``terminations`` ``[num_envs]`` bool come from ``reward_source`` as in
+    :class:`~agentworld.sim.env.SimEnv` (or ``is_terminal``); ``truncations``
+    ``[num_envs]`` bool. ``infos`` is Gymnasium's dict of arrays
     with ``_key`` masks: ``episode_id``, ``task_id`` after a reset; ``raw``,
-    ``parsed``, ``num_tokens``, ``turn``, ``episode_id`` after a step, and
-    ``truncated_reason`` (``"max_steps"`` or ``"malformed"``) where truncated.
+    ``parsed``, ``retries``, ``num_tokens``, ``turn``, ``episode_id`` after a step, and
+    ``truncated_reason`` (``"max_steps"``, ``"malformed"`` or ``"error"``) where truncated.
+    Unparsed answers are retried (``on_parse_error="retry"``, all failed sub-environments
+    in one more batch) or truncate, and are counted in ``parse_failures``.
 
     Each new episode of sub-environment ``i`` takes ``tasks[i]`` when given, else
     a task sampled from ``domain.tasks()`` with a seed drawn from that
@@ -63,12 +66,17 @@ class SimVectorEnv(VectorEnv):
         domain: Task sampler and system prompts.
         tasks: ``[num_envs]`` tasks, one per sub-environment.
         system_prompt: One prompt, or ``[num_envs]``.
-        initial_observation: One text, ``[num_envs]`` texts, or ``task -> text``.
+        initial_observation: One text, ``[num_envs]`` texts, or ``task -> text``
+            (``None``: ``domain.initial_observation`` when the domain has it, else ``""``).
         max_steps: Steps before an episode is truncated.
         max_new_tokens: Generation limit per step (tokens; ``None``: model default).
         max_length: Longest action/observation text of the spaces (characters).
         is_terminal: ``(action, observation) -> bool`` marking an episode terminated
-            (e.g. the agent typed ``exit``); ``None``: episodes only truncate.
+            (e.g. the agent typed ``exit``), or'ed with the reward source's termination.
+        reward_source: ``"model"``, ``"verifier"``, ``"none"`` or ``None`` (default as in
+            :func:`agentworld.sim.outcome.resolve_reward_source`).
+        on_parse_error: ``"truncate"`` or ``"retry"``.
+        max_retries: New samples per step with ``on_parse_error="retry"``.
 
     Raises:
         ValueError: ``num_envs < 1`` or a per-sub-environment list has the wrong length.
@@ -84,14 +92,21 @@ class SimVectorEnv(VectorEnv):
         domain: Domain | None = None,
         tasks: Sequence[Task] | None = None,
         system_prompt: str | Sequence[str] | None = None,
-        initial_observation: InitialObservation = "",
+        initial_observation: InitialObservation | None = None,
         max_steps: int = 50,
         max_new_tokens: int | None = None,
         max_length: int = MAX_LENGTH,
         is_terminal: IsTerminal | None = None,
+        reward_source: str | None = None,
+        on_parse_error: str = "truncate",
+        max_retries: int = 2,
     ):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        check_parse_policy(on_parse_error, max_retries)
+        if initial_observation is None:
+            initial = getattr(domain, "initial_observation", None)
+            initial_observation = initial if callable(initial) else ""
         per_env = {"tasks": tasks, "system_prompt": system_prompt}
         if not callable(initial_observation):
             per_env["initial_observation"] = initial_observation
@@ -108,6 +123,9 @@ class SimVectorEnv(VectorEnv):
             self.simulator = world_model
         else:
             self.simulator = Simulator(world_model, max_new_tokens=max_new_tokens)
+        self.reward_source = resolve_reward_source(reward_source, domain, self.simulator.rewards)
+        self.on_parse_error, self.max_retries = on_parse_error, max_retries
+        self.parse_failures = 0
         self.num_envs = num_envs
         self.domain, self.tasks = domain, tasks
         self.system_prompt, self.initial_observation = system_prompt, initial_observation
@@ -180,18 +198,21 @@ class SimVectorEnv(VectorEnv):
                 infos = self._add_info(infos, self._reset_slot(i), i)
             else:
                 stepping.append(i)
-        pairs = [(self._slots[i].episode_id, str(actions[i])) for i in stepping]
-        results = self.simulator.step_many(pairs) if pairs else []  # type: ignore[arg-type]
-        for i, (observation, info) in zip(stepping, results, strict=True):
+        results = self._step_slots(stepping, actions)
+        for i in stepping:
+            observation, info = results[i]
             slot = self._slots[i]
             slot.steps += 1
             info["episode_id"] = slot.episode_id
             if observation is None:
-                truncations[i], info["truncated_reason"] = True, "malformed"
+                reason = "error" if info.get("error") else "malformed"
+                truncations[i], info["truncated_reason"] = True, reason
             else:
-                terminal = self.is_terminal is not None and self.is_terminal(
-                    str(actions[i]), observation
+                rewards[i], terminal = step_outcome(
+                    self.reward_source, observation, info, self.domain, slot.task
                 )
+                if self.is_terminal is not None and self.is_terminal(str(actions[i]), observation):
+                    terminal = True
                 terminations[i] = terminal
                 if not terminal and slot.steps >= self.max_steps:
                     truncations[i], info["truncated_reason"] = True, "max_steps"
@@ -208,6 +229,27 @@ class SimVectorEnv(VectorEnv):
                 slot.episode_id = None
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def _step_slots(
+        self, indices: list[int], actions: Sequence[str]
+    ) -> dict[int, tuple[str | None, dict[str, Any]]]:
+        """Step sub-environments ``indices`` in one batch, re-sampling unparsed answers in
+        further batches as ``on_parse_error`` allows; ``{index: (observation, info)}``."""
+        results: dict[int, tuple[str | None, dict[str, Any]]] = {}
+        todo, attempt = list(indices), 0
+        while todo:
+            pairs = [(self._slots[i].episode_id, str(actions[i])) for i in todo]
+            out = self.simulator.step_many(pairs)  # type: ignore[arg-type]
+            retry = []
+            for i, (observation, info) in zip(todo, out, strict=True):
+                info["retries"] = attempt
+                results[i] = (observation, info)
+                if observation is None and not info.get("error"):
+                    self.parse_failures += 1
+                    if self.on_parse_error == "retry" and attempt < self.max_retries:
+                        retry.append(i)
+            todo, attempt = retry, attempt + 1
+        return results
 
     def episode_ids(self) -> list[str | None]:
         """Simulator episode id of each sub-environment ``[num_envs]`` (``None`` before reset)."""

@@ -11,7 +11,9 @@ assistant content (the observation blocks and the closing end-of-turn
 token; with reasoning also the ``<think>`` block before it), 0 on system,
 user and template tokens. An episode longer than the
 window is split at turn boundaries into windows that each restart with the
-system message.
+system message. An episode of a Markov domain (``metadata["history_window"]``
+set) is instead trained one turn per sequence, exactly as the world model is
+prompted at simulation time (:func:`~agentworld.core.formats.sft_pair`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
-from transformers import PreTrainedTokenizerBase
-
-from agentworld.core.formats import Message, cpt_text, episode_messages
+from agentworld.core.formats import (
+    Message,
+    cpt_text,
+    episode_messages,
+    history_window,
+    sft_pair,
+)
 from agentworld.core.types import Episode
+from transformers import PreTrainedTokenizerBase
 
 IGNORE_INDEX = -100
 
@@ -118,6 +125,11 @@ def episode_sample(
         raise ValueError(
             f"episode {episode.id}: {len(reasoning)} rationales for {len(episode.steps)} steps"
         )
+    if history_window(episode) is not None:
+        return [
+            _turn_sample(tokenizer, episode, t, max_seq_len, reasoning[t] if reasoning else None)
+            for t in range(len(episode.steps))
+        ]
     messages = episode_messages(episode, list(reasoning) if reasoning is not None else None)
     text, starts, spans = render_with_spans(tokenizer, messages)
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
@@ -127,7 +139,7 @@ def episode_sample(
     # Token index where each message begins; turns are (user, assistant) pairs.
     first = [next((i for i, (s, _) in enumerate(offsets) if s >= c), len(ids)) for c in starts]
     bounds = [0] + first[1::2] + [len(ids)]
-    system = range(0, bounds[1])
+    system = range(bounds[1])
     turns = [range(bounds[i], bounds[i + 1]) for i in range(1, len(bounds) - 1)]
     windows: list[list[range]] = [[]]
     for turn in turns:
@@ -140,6 +152,24 @@ def episode_sample(
         idx = [i for r in (system, *window) for i in r][:max_seq_len]
         out.append(Sample([ids[i] for i in idx], [mask[i] for i in idx]))
     return out
+
+
+def _turn_sample(
+    tokenizer: PreTrainedTokenizerBase,
+    episode: Episode,
+    turn: int,
+    max_seq_len: int,
+    reasoning: str | None,
+) -> Sample:
+    """One turn as its own sequence: the windowed prompt, then the target (the only loss)."""
+    prompt, target = sft_pair(episode, turn, reasoning)
+    text, _, spans = render_with_spans(
+        tokenizer, [*prompt, {"role": "assistant", "content": target}]
+    )
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    start, end = spans[-1]
+    mask = [int(start <= s < end) for s, _ in enc["offset_mapping"]]
+    return Sample(enc["input_ids"][:max_seq_len], mask[:max_seq_len])
 
 
 def sft_samples(

@@ -18,8 +18,7 @@ from typing import Any, ClassVar
 import torch
 from accelerate import Accelerator
 from accelerate.utils import set_seed
-from transformers import AutoTokenizer, PreTrainedTokenizerBase
-
+from agentworld.core.card import card_from_episodes, write_card
 from agentworld.core.formats import cpt_text, episode_messages
 from agentworld.core.types import Episode
 from agentworld.trainers import checkpoint as ckpt
@@ -28,6 +27,7 @@ from agentworld.trainers.data import Sample, batch_stream, collate, length_batch
 from agentworld.trainers.models import is_checkpoint_dir, load_model, num_parameters
 from agentworld.trainers.progress import Reporter
 from agentworld.trainers.tokenizer import train_tokenizer
+from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 
 def corpus_texts(episodes: Sequence[Episode]) -> list[str]:
@@ -125,6 +125,7 @@ class BaseTrainer:
             torch.set_num_threads(cfg.num_threads)
         out = Path(cfg.output_dir)
         out.mkdir(parents=True, exist_ok=True)
+        write_card(out, card_from_episodes(episodes))
         state_dir = ckpt.find_state(out) if cfg.resume else None
         tokenizer = self._tokenizer(episodes, cfg, out, state_dir is not None)
         set_seed(cfg.seed)

@@ -10,14 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import torch
-from transformers import (
-    AutoModelForCausalLM,
-    AutoTokenizer,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-)
-
-from agentworld.core.formats import OBS_CLOSE, parse_prediction
+from agentworld.core.card import read_card
+from agentworld.core.formats import OBS_CLOSE, TERMINATED_CLOSE, parse_prediction
 from agentworld.core.protocols import Domain
 from agentworld.core.types import Prediction
 from agentworld.sim.engine import EngineLoop, PagedEngine
@@ -26,6 +20,12 @@ from agentworld.sim.generation import GenerationOutput, StaticBatchEngine, Token
 from agentworld.sim.prompts import Message, fit_prompt
 from agentworld.sim.sampling import SamplingParams
 from agentworld.sim.simulator import FailedPrediction
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +107,11 @@ class HFWorldModel:
         engine_options: Keyword arguments of :class:`PagedEngine` (``num_blocks``,
             ``kv_cache_bytes``, ``block_size``, ``max_num_batched_tokens``, ``max_num_seqs``,
             ``enable_prefix_caching``, ``salt``).
+        rewards: Answers end with the reward footer (:mod:`agentworld.core.formats`):
+            generation stops after ``</terminated>`` instead of ``</predicted_observation>``.
+        history_window: Turns of history the model was trained to see (``None``: all);
+            read by :class:`~agentworld.sim.simulator.Simulator`.
+        domain: Name of the domain the model simulates (``None``: unknown).
 
     Raises:
         ValueError: The tokenizer has no chat template, or ``engine`` is an unknown name.
@@ -124,18 +129,23 @@ class HFWorldModel:
         seed: int | None = None,
         engine: TokenEngine | Literal["paged", "static"] = "paged",
         engine_options: Mapping[str, Any] | None = None,
+        rewards: bool = False,
+        history_window: int | None = None,
+        domain: str | None = None,
     ):
         if not tokenizer.chat_template:
             raise ValueError("the tokenizer has no chat template; a ChatML template is expected")
         self.model, self.tokenizer = model, tokenizer
-        self.params = SamplingParams(max_new_tokens, temperature, top_p, stop=(OBS_CLOSE,))
+        self.rewards, self.history_window, self.domain = rewards, history_window, domain
+        stop = (TERMINATED_CLOSE,) if rewards else (OBS_CLOSE,)
+        self.params = SamplingParams(max_new_tokens, temperature, top_p, stop=stop)
         self.seed = seed
         config = model.config.get_text_config()
         self.max_positions: int | None = getattr(config, "max_position_embeddings", None)
         self.stop_ids = frozenset(self._stop_ids())
         self._lock = threading.Lock()
         self._request_index = itertools.count()
-        decode = lambda ids: tokenizer.decode(ids)  # noqa: E731
+        decode = lambda ids: tokenizer.decode(ids)
         if engine == "paged":
             engine = EngineLoop(
                 PagedEngine(
@@ -181,8 +191,11 @@ class HFWorldModel:
         """Load ``path`` (a checkpoint directory, or a hub id the user passed).
 
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
-        ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``). ``gguf_file``
-        names a GGUF file inside ``path`` to dequantise.
+        ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``rewards``,
+        ``history_window``, ``domain``); ``rewards``, ``history_window`` and ``domain``
+        default to the checkpoint's world-model card (``agentworld.json``,
+        :mod:`agentworld.core.card`). ``gguf_file`` names a GGUF file inside ``path`` to
+        dequantise.
 
         Raises:
             FileNotFoundError: ``path`` looks like a local path but is no directory.
@@ -194,6 +207,10 @@ class HFWorldModel:
             extra["gguf_file"] = gguf_file
         tokenizer = AutoTokenizer.from_pretrained(path, **extra)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype, dev), **extra)
+        card = {} if hub else read_card(path)
+        for key in ("rewards", "history_window", "domain"):
+            if card.get(key) is not None:
+                options.setdefault(key, card[key])
         return cls(model.to(dev).eval(), tokenizer, **options)
 
     def _pad_id(self) -> int:

@@ -1,0 +1,77 @@
+"""Reward and termination of a simulated step, and what to do with an unparsed answer.
+
+Three sources of reward and termination (``reward_source``):
+
+- ``"model"``: the world model's own prediction, the footer of its answer
+  (:func:`agentworld.core.formats.parse_transition`), learned from real transitions as
+  Dreamer-style world models learn theirs (Hafner et al. 2023, arXiv 2301.04104);
+- ``"verifier"``: the domain's ``verify(observation, task) -> (reward, terminated) | None``
+  applied to the simulated observation (``None`` counts as reward 0, not terminated,
+  and is reported in ``info["verified"] = False``);
+- ``"none"``: reward ``0.0``, never terminated (a domain without rewards).
+
+An answer that does not parse (``on_parse_error``): ``"truncate"`` ends the episode with
+``info["truncated_reason"] = "malformed"``; ``"retry"`` samples again, up to
+``max_retries`` times, then truncates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REWARD_SOURCES = ("model", "verifier", "none")
+PARSE_ERROR_POLICIES = ("truncate", "retry")
+
+
+def resolve_reward_source(requested: str | None, domain: Any, model_rewards: bool) -> str:
+    """The reward source to use: ``requested``, or by default ``"model"`` when the world
+    model predicts rewards, else ``"verifier"`` when the domain has ``verify``, else ``"none"``.
+
+    Raises:
+        ValueError: an unknown source, ``"model"`` with a world model that predicts no
+            reward footer, or ``"verifier"`` with a domain without ``verify``.
+    """
+    has_verify = callable(getattr(domain, "verify", None))
+    if requested is None:
+        return "model" if model_rewards else "verifier" if has_verify else "none"
+    if requested not in REWARD_SOURCES:
+        raise ValueError(f"reward_source must be one of {REWARD_SOURCES}, got {requested!r}")
+    if requested == "model" and not model_rewards:
+        raise ValueError(
+            "reward_source='model' needs a world model whose answers carry the reward footer "
+            "(a checkpoint trained on episodes of a domain with defines_rewards, or rewards=True)"
+        )
+    if requested == "verifier" and not has_verify:
+        name = getattr(domain, "name", None)
+        raise ValueError(f"reward_source='verifier' needs a domain with verify(); got {name!r}")
+    return requested
+
+
+def check_parse_policy(on_parse_error: str, max_retries: int) -> None:
+    """Raises ``ValueError`` for an unknown ``on_parse_error`` or a negative ``max_retries``."""
+    if on_parse_error not in PARSE_ERROR_POLICIES:
+        raise ValueError(
+            f"on_parse_error must be one of {PARSE_ERROR_POLICIES}, got {on_parse_error!r}"
+        )
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+
+
+def step_outcome(
+    source: str, observation: str, info: dict[str, Any], domain: Any, task: Any
+) -> tuple[float, bool]:
+    """``(reward, terminated)`` of a parsed simulated step from ``source`` (module docstring).
+
+    ``info`` is the simulator's step info (``reward``/``terminated`` when the model
+    predicts them); ``info["verified"]`` is set for the verifier source.
+    """
+    if source == "model":
+        return float(info.get("reward") or 0.0), bool(info.get("terminated"))
+    if source == "verifier":
+        verdict = domain.verify(observation, task)
+        info["verified"] = verdict is not None
+        if verdict is None:
+            return 0.0, False
+        reward, terminated = verdict
+        return float(reward), bool(terminated)
+    return 0.0, False
