@@ -98,26 +98,45 @@ def collect_cmd(
 
 @app.command("train")
 def train_cmd(
-    stage: Annotated[str, typer.Argument(help="Training stage (trainer plugin name), e.g. cpt or sft.")],
-    data: Annotated[str, typer.Option(help="Training episodes (JSONL URL).")],
-    model: Annotated[str, typer.Option(help="Model preset name or checkpoint directory.")],
-    output_dir: Annotated[str, typer.Option(help="Where the checkpoint is written.")],
+    stage: Annotated[str, typer.Argument(help="Training stage (trainer plugin name): cpt, sft, rl, agent, ...")],
+    output_dir: Annotated[str, typer.Option(help="Where the checkpoint (or agent) is written.")],
+    data: Annotated[str | None, typer.Option(
+        help="Training episodes (JSONL URL); needed by world-model stages, optional for agent.")] = None,
+    model: Annotated[str | None, typer.Option(
+        help="Model preset name or checkpoint directory (world-model stages; agent with policy=lm).")] = None,
+    env: Annotated[str | None, typer.Option(
+        help="agent: where experience comes from, real:DOMAIN or sim:CHECKPOINT.")] = None,
+    mix: Annotated[float | None, typer.Option(
+        help="agent: fraction of real episodes in [0, 1] (Dyna-style real/simulated mix).")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Trainer option KEY=VALUE; repeatable.")] = None,
     reasoning: Annotated[bool, typer.Option(
         help="sft: targets <think>rationale</think> before the observation, from the domain's explain "
         "(same as --set reasoning=domain; --set reasoning=teacher uses an endpoint).")] = False,
     seed: Seed = 0,
 ) -> None:
-    """Train a world model with one stage (cpt, sft, rl, ...) on collected episodes."""
+    """Train one stage: a world model (cpt, sft, rl on collected episodes) or an agent (agent --env)."""
     from agentworld.core.io import read_episodes
 
-    trainer = plugins.get_trainer(stage)
-    options = {"model": model, "output_dir": output_dir, "seed": seed}
+    options: dict[str, Any] = {"output_dir": output_dir, "seed": seed}
+    for key, value in (("model", model), ("env", env), ("mix", mix)):
+        if value is not None:
+            options[key] = value
     if reasoning:
         options["reasoning"] = "domain"
     options |= _parse_sets(set_)
-    path = trainer.train(read_episodes(data), options)
-    console.print(f"{stage} checkpoint -> {path}")
+    if mix is not None and not 0.0 <= mix <= 1.0:
+        raise typer.BadParameter(f"the fraction of real episodes must be in [0, 1], got {mix}",
+                                 param_hint="--mix")
+    trainer = plugins.get_trainer(stage)
+    # A trainer that gathers its own experience (agent) says so with needs_data/needs_model.
+    if data is None and getattr(trainer, "needs_data", True):
+        raise typer.BadParameter(f"stage {stage!r} trains on episodes; pass --data URL",
+                                 param_hint="--data")
+    if "model" not in options and getattr(trainer, "needs_model", True):
+        raise typer.BadParameter(f"stage {stage!r} needs --model (a preset name or checkpoint)",
+                                 param_hint="--model")
+    path = trainer.train(read_episodes(data) if data is not None else [], options)
+    console.print(f"{stage} output -> {path}")
 
 
 @app.command("eval")

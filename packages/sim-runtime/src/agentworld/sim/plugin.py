@@ -92,3 +92,82 @@ def register_commands(cli: Any) -> None:
             device=device,
             dtype=dtype,
         )
+
+    @cli.command("serve")
+    def serve_cmd(
+        domain: Annotated[str, typer.Option(help="Domain to serve (see `agentworld domains`).")],
+        checkpoint: Annotated[
+            str | None,
+            typer.Option(help="World-model checkpoint directory: serve simulated envs."),
+        ] = None,
+        real: Annotated[
+            bool, typer.Option("--real", help="Serve the domain's real env instead.")
+        ] = False,
+        host: Annotated[
+            str, typer.Option(help="Interface to bind; loopback unless you mean to expose it.")
+        ] = "127.0.0.1",
+        port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port.")] = 8000,
+        max_sessions: Annotated[
+            int, typer.Option(min=1, help="Most concurrent sessions (WebSocket and HTTP).")
+        ] = 8,
+        max_steps: Annotated[int, typer.Option(min=1, help="Simulated steps per episode.")] = 50,
+        backend: Annotated[str, typer.Option(help="Sim backend loading the checkpoint.")] = "hf",
+        temperature: Annotated[
+            float, typer.Option(min=0, help="World-model sampling temperature (0: greedy).")
+        ] = 0.0,
+        seed: Annotated[int | None, typer.Option(help="World-model sampling seed.")] = None,
+        max_new_tokens: Annotated[
+            int, typer.Option(min=1, help="Generation limit per simulated step (tokens).")
+        ] = 256,
+        device: Annotated[str, typer.Option(help="'auto', 'cpu', 'cuda', ...")] = "auto",
+        dtype: Annotated[
+            str, typer.Option(help="'auto', 'float32', 'bfloat16' or 'float16'.")
+        ] = "auto",
+        reward_source: Annotated[
+            str | None,
+            typer.Option(
+                help="Simulated rewards: 'model', 'verifier' or 'none' (default: domain)."
+            ),
+        ] = None,
+        on_parse_error: Annotated[
+            str | None,
+            typer.Option(help="Unparsed world-model answer: 'truncate' or 'retry'."),
+        ] = None,
+    ) -> None:
+        """Serve environments of a domain over the OpenEnv protocol (HTTP and WebSocket).
+
+        Routes: /ws (one session per connection), /reset, /step, /state, /sessions, /health,
+        /schema, /metadata. Needs the `openenv` extra.
+        """
+        from agentworld.sim.openenv.serve import build_app, serve
+
+        env_options: dict[str, Any] = {}
+        load_options: dict[str, Any] = {}
+        if not real:
+            env_options["max_steps"] = max_steps
+            for name, value in (
+                ("reward_source", reward_source),
+                ("on_parse_error", on_parse_error),
+            ):
+                if value is not None:
+                    env_options[name] = value
+            load_options = {
+                "temperature": temperature,
+                "seed": seed,
+                "max_new_tokens": max_new_tokens,
+                "device": device,
+                "dtype": dtype,
+            }
+        try:
+            app = build_app(
+                domain,
+                checkpoint=checkpoint,
+                real=real,
+                backend=backend,
+                load_options=load_options,
+                env_options=env_options,
+                max_sessions=max_sessions,
+            )
+        except ValueError as error:
+            raise typer.BadParameter(str(error)) from None
+        serve(app, host=host, port=port)

@@ -44,6 +44,9 @@ PRESETS: dict[str, Preset] = {
     "default": Preset(384, 2, 6, 1, 64, 1024, 2048),
     # Narrower and deeper, 3.4M parameters: ~5.6k tokens/s on the same cores.
     "deep": Preset(256, 4, 4, 2, 64, 640, 2048),
+    # 0.9M parameters with a 512-token vocabulary: small-grid domains (classic), where a step
+    # must be a fast forward pass for agents trained in the simulator.
+    "small": Preset(192, 2, 4, 1, 48, 512, 1024),
     # ~0.1M parameters: unit tests.
     "tiny-test": Preset(32, 2, 2, 1, 16, 64, 512),
 }

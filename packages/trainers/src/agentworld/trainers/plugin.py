@@ -28,12 +28,19 @@ def _rl() -> Any:
     return RlTrainer()
 
 
+def _agent() -> Any:
+    from agentworld.trainers.agents.trainer import AgentTrainer
+
+    return AgentTrainer()
+
+
 @hookimpl
 def register_trainers(register: Register) -> None:
     """Register ``cpt`` and ``sft``."""
     register("cpt", _cpt)
     register("sft", _sft)
     register("rl", _rl)
+    register("agent", _agent)
 
 
 @hookimpl

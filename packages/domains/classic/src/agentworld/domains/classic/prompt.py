@@ -5,29 +5,22 @@ from __future__ import annotations
 from agentworld.core.types import Task
 from agentworld.domains.classic.variants import Kind, Variant
 
-FOOTER = (
-    "After the observation block add the footer line "
-    "<reward>R</reward><terminated>true|false</terminated> with the same reward."
-)
-_INVALID = (
-    "Any other action text gives the line `invalid action: X; valid: {actions}` above the "
-    "unchanged state, with reward 0."
-)
+# Kept short on purpose: every simulated step's prompt starts with it, and a model trained on
+# the domain learns the dynamics from data, not from this text.
+FOOTER = "Then the footer <reward>R</reward><terminated>true|false</terminated>."
+_INVALID = "Another action: the line `invalid action: X; valid: {actions}` above the same state."
 
-_FROZENLAKE = """You simulate FrozenLake {size} (Gymnasium {gym_id}). Grid legend: S start, F frozen, H hole, G goal, A the agent (drawn over its cell).
-Actions: left, down, right, up. {dynamics} Moving off the grid leaves the agent in place.
-Reward 1 on reaching G, else 0. Reaching G or falling into a hole ends the episode.
-Reply with the grid after the action, then `reward: R`, then `status: reached the goal` or `status: fell in a hole` when the episode ends."""
+_FROZENLAKE = """FrozenLake {size} ({gym_id}), {dynamics}. S start, F ice, H hole, G goal, A agent.
+Actions: left, down, right, up; off-grid moves stay. Reward 1 at G. G or H ends the episode.
+Reply: the grid, `reward: R`, then `status: reached the goal` or `status: fell in a hole` at the end."""
 
-_CLIFF = """You simulate CliffWalking (Gymnasium CliffWalking-v1), a 4x12 grid. Legend: . free, S start, C cliff, G goal, A the agent (drawn over its cell).
-Actions: left, down, right, up; moves are deterministic, moving off the grid leaves the agent in place.
-Every step gives reward -1; stepping into the cliff gives -100 and puts the agent back on S. Reaching G ends the episode.
-Reply with the grid after the action, then `reward: R`, then `status: reached the goal` when the agent is on G."""
+_CLIFF = """CliffWalking (CliffWalking-v1), 4x12, deterministic. . free, S start, C cliff, G goal, A agent.
+Actions: left, down, right, up; off-grid moves stay. Reward -1 per step; the cliff gives -100 and returns to S. G ends the episode.
+Reply: the grid, `reward: R`, then `status: reached the goal` at G."""
 
-_TAXI = """You simulate Taxi (Gymnasium Taxi-v4), a 5x5 grid of cells between | walls (: means no wall). R, G, Y, B are the stops. T is the taxi, @ the taxi with the passenger aboard.
-Actions: south, north, east, west (blocked by walls and the edge: the taxi stays), pickup, dropoff. Moves are deterministic.
-Reward -1 per step; pickup where the passenger is not, or dropoff without the passenger or off a stop, gives -10 and changes nothing; dropoff at the destination gives +20 and ends the episode; dropoff at another stop leaves the passenger there (-1).
-Reply with the map after the action, then `passenger: at X, destination: Y` (or `passenger: in taxi, destination: Y`), then `reward: R`, then `status: delivered` when the episode ends."""
+_TAXI = """Taxi (Taxi-v4), 5x5, deterministic. | walls, : open, R G Y B stops, T taxi, @ taxi carrying the passenger.
+Actions: south, north, east, west (walls and edges block), pickup, dropoff. Reward -1 per step; a wrong pickup or dropoff -10, no change; dropoff at the destination +20 ends the episode.
+Reply: the map, `passenger: at X, destination: Y` (or `in taxi`), `reward: R`, then `status: delivered` at the end."""
 
 
 def system_prompt(variant: Variant, task: Task | None = None) -> str:
@@ -39,10 +32,9 @@ def system_prompt(variant: Variant, task: Task | None = None) -> str:
     """
     if variant.kind is Kind.FROZENLAKE:
         dynamics = (
-            "The ice is slippery: the agent moves in the intended direction or in one of the two "
-            "perpendicular ones, each with probability 1/3."
+            "slippery: the intended or either perpendicular move, 1/3 each"
             if variant.slippery
-            else "Moves are deterministic."
+            else "deterministic"
         )
         size = variant.kwargs["map_name"]
         head = _FROZENLAKE.format(size=size, gym_id=variant.gym_id, dynamics=dynamics)

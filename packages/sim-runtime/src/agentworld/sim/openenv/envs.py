@@ -1,0 +1,156 @@
+"""One served environment: a Gymnasium-style env (simulated :class:`SimEnv` or a domain's
+real env) behind text actions and :class:`TextObservation` results.
+
+Simulated sessions of one server share a single :class:`~agentworld.sim.Simulator` (and so
+one world model), so the steps of concurrent sessions are batched by the engine.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from agentworld.core.types import Action, Task
+from agentworld.sim.env import SimEnv
+from agentworld.sim.openenv.models import EpisodeState, TextObservation
+from fastapi.encoders import jsonable_encoder
+
+
+class EpisodeOverError(RuntimeError):
+    """``step`` was called before ``reset`` or after the episode ended."""
+
+
+def jsonable(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` as JSON-encodable values: pydantic models and containers are encoded, anything
+    else becomes its ``repr``; non-finite floats become ``None`` (JSON has no NaN)."""
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        try:
+            value = jsonable_encoder(value)
+        except (TypeError, ValueError):
+            value = repr(value)
+        out[str(key)] = None if isinstance(value, float) and not math.isfinite(value) else value
+    return out
+
+
+@dataclass(slots=True)
+class ServedEnv:
+    """A Gymnasium-style env (``reset(*, seed, options)``, ``step``, ``close``) speaking text.
+
+    Args:
+        env: A :class:`SimEnv` (string actions and observations) or a real domain env
+            (:class:`agentworld.core.types.Action` in, ``Observation`` with ``text`` out).
+        domain: Domain name, reported in the state.
+        simulated: True for a :class:`SimEnv`.
+    """
+
+    env: Any
+    domain: str
+    simulated: bool
+    episode_id: str | None = None
+    step_count: int = 0
+    done: bool = True  # no episode before the first reset
+
+    def reset(
+        self, *, seed: int | None = None, episode_id: str | None = None, task: Task | None = None
+    ) -> TextObservation:
+        """Start an episode (``task`` given to the env as ``options["task"]``); reward ``None``."""
+        observation, info = self.env.reset(
+            seed=seed, options={"task": task} if task is not None else None
+        )
+        self.episode_id = episode_id or info.get("episode_id") or uuid.uuid4().hex
+        self.step_count, self.done = 0, False
+        return self._observation(observation, None, False, False, info)
+
+    def step(self, text: str) -> TextObservation:
+        """One transition on action ``text``; ``done = terminated or truncated``.
+
+        Raises:
+            EpisodeOverError: No episode is running (call reset first).
+        """
+        if self.done:
+            raise EpisodeOverError(
+                "no episode is running: reset first (the last episode ended)"
+                if self.episode_id
+                else "no episode is running: reset before the first step"
+            )
+        action = text if self.simulated else Action(text=text)
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self.step_count += 1
+        self.done = bool(terminated or truncated)
+        return self._observation(observation, float(reward), terminated, truncated, info)
+
+    def state(self, session_id: str | None = None) -> EpisodeState:
+        """OpenEnv state of this env (``episode_id``, ``step_count``, ``done``, ...)."""
+        return EpisodeState(
+            episode_id=self.episode_id,
+            step_count=self.step_count,
+            session_id=session_id,
+            domain=self.domain,
+            simulated=self.simulated,
+            done=self.done,
+        )
+
+    def close(self) -> None:
+        """Close the underlying env."""
+        self.env.close()
+
+    def _observation(
+        self,
+        observation: Any,
+        reward: float | None,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+    ) -> TextObservation:
+        extra = dict(info, terminated=bool(terminated), truncated=bool(truncated))
+        state = getattr(observation, "state", None)
+        if state is not None:
+            extra["state"] = state
+        text = observation if isinstance(observation, str) else observation.text
+        if reward is not None and not math.isfinite(reward):
+            reward = None
+        return TextObservation(text=text, reward=reward, done=self.done, info=jsonable(extra))
+
+
+class SimEnvFactory:
+    """Makes simulated sessions: a :class:`SimEnv` each, all on one shared Simulator.
+
+    The first env is built on ``world_model`` (so :class:`SimEnv` configures the Simulator from
+    ``domain`` and ``options``: rewards, history window, ``max_new_tokens``); later envs reuse
+    its ``simulator``. Thread-safe.
+
+    Args:
+        world_model: A loaded world model (e.g. ``get_sim_backend("hf").load(path)``).
+        domain: The domain object (system prompt, initial observation, rewards).
+        options: Further :class:`SimEnv` keyword arguments (``max_steps``, ``reward_source``,
+            ``on_parse_error``, ...).
+    """
+
+    simulated = True
+
+    def __init__(self, world_model: Any, domain: Any, **options: Any):
+        self.domain, self.options = domain, options
+        self._source = world_model
+        self._lock = threading.Lock()
+
+    def __call__(self) -> ServedEnv:
+        with self._lock:
+            env = SimEnv(self._source, domain=self.domain, **self.options)
+            self._source = env.simulator
+        return ServedEnv(env, self.domain.name, simulated=True)
+
+
+class RealEnvFactory:
+    """Makes real sessions: ``domain.make_env(**options)`` each (e.g. a sandboxed terminal)."""
+
+    simulated = False
+
+    def __init__(self, domain: Any, **options: Any):
+        self.domain, self.options = domain, options
+
+    def __call__(self) -> ServedEnv:
+        return ServedEnv(self.domain.make_env(**self.options), self.domain.name, simulated=False)

@@ -1,0 +1,61 @@
+"""``agentworld serve``: build the OpenEnv app for a domain (simulated or real) and run it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworld.sim.openenv.app import MAX_BODY_BYTES, create_app
+from agentworld.sim.openenv.envs import RealEnvFactory, SimEnvFactory
+from fastapi import FastAPI
+
+
+def build_app(
+    domain: str,
+    *,
+    checkpoint: str | None = None,
+    real: bool = False,
+    backend: str = "hf",
+    load_options: dict[str, Any] | None = None,
+    env_options: dict[str, Any] | None = None,
+    max_sessions: int = 8,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """The OpenEnv app serving ``domain``: simulated from ``checkpoint`` or real.
+
+    Simulated: the world model is loaded once (``get_sim_backend(backend).load(checkpoint,
+    **load_options)``) and every session is a :class:`~agentworld.sim.SimEnv`
+    (``env_options``: ``max_steps``, ``reward_source``, ...) on one shared Simulator. Real:
+    every session is ``domain.make_env(**env_options)``.
+
+    Raises:
+        ValueError: Neither or both of ``checkpoint`` and ``real`` were given.
+        agentworld.core.plugins.UnknownPluginError: ``domain`` or ``backend`` is not installed.
+    """
+    from agentworld.core.plugins import get_domain, get_sim_backend
+
+    if (checkpoint is None) == (not real):
+        raise ValueError("serve needs exactly one of --checkpoint DIR (simulated) or --real")
+    domain_obj = get_domain(domain)
+    if real:
+        factory: Any = RealEnvFactory(domain_obj, **(env_options or {}))
+        kind = "real"
+    else:
+        world_model = get_sim_backend(backend).load(checkpoint, **(load_options or {}))
+        factory = SimEnvFactory(world_model, domain_obj, **(env_options or {}))
+        kind = f"simulated by {checkpoint}"
+    return create_app(
+        factory,
+        name=domain,
+        description=f"agentworld {domain} environment ({kind})",
+        max_sessions=max_sessions,
+        max_body_bytes=max_body_bytes,
+    )
+
+
+def serve(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run ``app`` with uvicorn until interrupted. WebSocket frames over 16 times the app's
+    message limit are refused by the protocol layer (close code 1009) before being buffered."""
+    import uvicorn
+
+    limit = app.state.max_body_bytes
+    uvicorn.run(app, host=host, port=port, ws_max_size=16 * limit, log_level="info")

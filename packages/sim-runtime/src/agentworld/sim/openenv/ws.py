@@ -1,0 +1,154 @@
+"""The OpenEnv WebSocket session (``/ws``): one env per connection, one reply per message.
+
+Messages and replies as in ``openenv.core.env_server.http_server`` (openenv-core 0.3); see
+``app.py`` for the list. A bad message gets an ``error`` reply and the session goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from typing import Any
+
+from agentworld.core.types import Task
+from agentworld.sim.openenv.envs import EpisodeOverError
+from agentworld.sim.openenv.models import EpisodeState, TextAction
+from agentworld.sim.openenv.sessions import Session, SessionKind, SessionLimitError, SessionManager
+from fastapi import WebSocket, WebSocketDisconnect
+from openenv.core.env_server.serialization import serialize_observation
+from openenv.core.env_server.types import ResetRequest, WSErrorCode
+from pydantic import ValidationError
+
+RESET_FIELDS = {"seed", "episode_id", "task"}
+
+
+def reset_arguments(data: dict[str, Any]) -> dict[str, Any]:
+    """``ServedEnv.reset`` keyword arguments from a reset payload (``seed``, ``episode_id``,
+    ``task`` as a :class:`Task` dict).
+
+    Raises:
+        ValueError: An unknown field, or an invalid ``seed``/``episode_id``/``task``.
+    """
+    unknown = set(data) - RESET_FIELDS
+    if unknown:
+        raise ValueError(f"unknown reset fields {sorted(unknown)}; valid: {sorted(RESET_FIELDS)}")
+    request = ResetRequest.model_validate({k: v for k, v in data.items() if k != "task"})
+    task = data.get("task")
+    return {
+        "seed": request.seed,
+        "episode_id": request.episode_id,
+        "task": Task.model_validate(task) if task is not None else None,
+    }
+
+
+def validation_message(error: ValidationError) -> str:
+    """``loc: msg`` of each pydantic error, joined by ``; ``."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in error.errors()
+    )
+
+
+async def run_websocket_session(
+    websocket: WebSocket, sessions: SessionManager, max_message_bytes: int
+) -> None:
+    """Serve one WebSocket connection until the client closes it or sends ``close``.
+
+    A connection beyond ``sessions.max_sessions`` is answered ``CAPACITY_REACHED`` and closed
+    (code 1013); a message over ``max_message_bytes`` (bytes) gets ``PAYLOAD_TOO_LARGE``.
+    """
+    await websocket.accept()
+    try:
+        session = await sessions.open(SessionKind.WEBSOCKET)
+    except SessionLimitError as error:
+        await _refuse(websocket, _error(str(error), WSErrorCode.CAPACITY_REACHED), 1013)
+        return
+    except Exception as error:  # noqa: BLE001 -- the env could not be made
+        reply = _error(f"env creation failed: {error}", WSErrorCode.FACTORY_ERROR)
+        await _refuse(websocket, reply, 1011)
+        return
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            raw = message.get("text") or (message.get("bytes") or b"").decode("utf-8", "replace")
+            if len(raw.encode()) > max_message_bytes:
+                reply = _error(
+                    f"message of {len(raw.encode())} bytes exceeds the limit of {max_message_bytes}",
+                    "PAYLOAD_TOO_LARGE",
+                )
+            else:
+                reply = await _handle(session, raw)
+            if reply is None:
+                break
+            await websocket.send_text(reply)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        await sessions.close(session.id)
+        await _close(websocket)
+
+
+async def _refuse(websocket: WebSocket, reply: str, code: int) -> None:
+    """Answer the first message (waited for up to 10 s, so that clients that send before they
+    read see the reason) with ``reply``, then close with ``code``."""
+    try:
+        await asyncio.wait_for(websocket.receive(), timeout=10.0)
+        await websocket.send_text(reply)
+    except (TimeoutError, WebSocketDisconnect, RuntimeError):
+        pass
+    await _close(websocket, code)
+
+
+async def _close(websocket: WebSocket, code: int = 1000) -> None:
+    try:
+        await websocket.close(code=code)
+    except (RuntimeError, WebSocketDisconnect):
+        pass  # already closed by the client
+
+
+def _error(message: str, code: WSErrorCode | str) -> str:
+    code = code.value if isinstance(code, WSErrorCode) else code
+    return json.dumps({"type": "error", "data": {"message": message, "code": code}})
+
+
+async def _handle(session: Session, raw: str) -> str | None:
+    """The reply to one WebSocket message (``None`` for ``close``)."""
+    env = session.env
+    assert env is not None
+    try:
+        message = json.loads(raw)
+    except json.JSONDecodeError as error:
+        return _error(f"invalid JSON: {error}", WSErrorCode.INVALID_JSON)
+    if not isinstance(message, dict):
+        return _error("a message is a JSON object with a 'type'", WSErrorCode.INVALID_JSON)
+    kind, data = message.get("type"), message.get("data") or {}
+    try:  # validate first: an error raised by the env itself is no malformed message
+        if kind == "reset":
+            call = functools.partial(env.reset, **reset_arguments(dict(data)))
+        elif kind == "step":
+            call = functools.partial(env.step, TextAction.model_validate(data).text)
+        elif kind == "state":
+            call = functools.partial(env.state, session.id)
+        elif kind == "close":
+            return None
+        else:
+            return _error(
+                f"unknown message type {kind!r}; valid: reset, step, state, close",
+                WSErrorCode.UNKNOWN_TYPE,
+            )
+    except ValidationError as error:
+        return _error(
+            f"malformed {kind}: {validation_message(error)}", WSErrorCode.VALIDATION_ERROR
+        )
+    except (ValueError, TypeError) as error:
+        return _error(f"malformed {kind}: {error}", WSErrorCode.VALIDATION_ERROR)
+    try:
+        result = await session.run(call)
+    except Exception as error:  # noqa: BLE001 -- an env failure ends no other session
+        name = "" if isinstance(error, EpisodeOverError) else f"{type(error).__name__}: "
+        return _error(f"{name}{error}", WSErrorCode.EXECUTION_ERROR)
+    if isinstance(result, EpisodeState):
+        return json.dumps({"type": "state", "data": result.model_dump()})
+    return json.dumps({"type": "observation", "data": serialize_observation(result)})

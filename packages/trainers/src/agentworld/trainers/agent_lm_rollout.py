@@ -1,0 +1,245 @@
+"""Multi-turn rollouts of a language-model policy through the sim runtime's paged engine.
+
+``G`` environment instances per task are reset with the same task and seed (the same
+initial state); their episodes advance turn by turn in lockstep: every running episode's
+next action is one request of a continuous batch on the :class:`~agentworld.sim.engine.
+EngineLoop`, then the environments step in a thread pool. Each episode is pinned in the
+engine under its own episode id, so a turn prefills only the new observation; when the
+``G`` first prompts of a group are equal, the prompt is prefilled once and forked ``G``
+times (shared KV blocks, as :func:`agentworld.trainers.rl_data.generate_groups` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from agentworld.core.types import Action, Task
+from agentworld.sim.engine import EngineLoop
+from agentworld.sim.sampling import SamplingParams
+from agentworld.trainers.agent_lm_data import (
+    AGENT_PROMPT,
+    ChatTokens,
+    EpisodeStatus,
+    Trajectory,
+    first_action,
+    observation_text,
+    system_message,
+)
+
+ActionType = Literal["auto", "action", "text"]
+
+
+class AgentRollouts:
+    """Runs groups of episodes of the policy behind ``loop`` in ``envs``.
+
+    Args:
+        loop: The engine running the policy's current weights.
+        tokenizer: The policy's tokenizer (chat template required).
+        stop_ids: Token ids that end an action (``<|im_end|>``, eos).
+        envs: Environments (``Environment`` protocol); at least ``groups * group_size``.
+        group_size: Episodes per task ``G``.
+        max_turns: Actions per episode at most.
+        max_action_tokens: Tokens per action at most.
+        max_seq_len: Transcript length limit (tokens); an episode whose next turn would
+            not fit ends with :attr:`EpisodeStatus.CONTEXT`.
+        temperature, top_p, top_k: Sampling parameters of actions.
+        agent_prompt: Appended to the task instruction in the system message.
+        action_type: ``"action"`` sends ``agentworld.core.types.Action`` objects,
+            ``"text"`` plain strings (Gymnasium text envs such as ``SimEnv``), ``"auto"``
+            strings to envs with an ``action_space`` and ``Action`` objects to the others.
+        workers: Threads stepping environments (and resetting them) concurrently.
+    """
+
+    def __init__(
+        self,
+        loop: EngineLoop,
+        tokenizer: Any,
+        stop_ids: frozenset[int],
+        envs: Sequence[Any],
+        *,
+        group_size: int,
+        max_turns: int,
+        max_action_tokens: int,
+        max_seq_len: int,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        agent_prompt: str = AGENT_PROMPT,
+        action_type: ActionType = "auto",
+        workers: int = 8,
+    ):
+        self.loop, self.tokenizer, self.stop_ids = loop, tokenizer, stop_ids
+        self.chat = ChatTokens(tokenizer)
+        self.envs = list(envs)
+        self.group_size, self.max_turns = group_size, max_turns
+        self.max_action_tokens, self.max_seq_len = max_action_tokens, max_seq_len
+        self.sampling = (temperature, top_p, top_k)
+        self.agent_prompt, self.action_type, self.workers = agent_prompt, action_type, workers
+
+    def run(
+        self,
+        tasks: Sequence[Task],
+        reset_seeds: Sequence[int],
+        sample_seeds: Sequence[int],
+        tag: str,
+    ) -> list[Trajectory]:
+        """Roll out ``G`` episodes of each task until terminated, truncated or out of turns.
+
+        Args:
+            tasks: ``[num_groups]`` tasks, one per group.
+            reset_seeds: ``[num_groups]`` reset seeds (the ``G`` envs of a group share one).
+            sample_seeds: ``[num_groups * G * max_turns]`` sampling seeds, one per action.
+            tag: Episode-id prefix unique among the engine's open episodes.
+
+        Returns:
+            ``[num_groups * G]`` trajectories, the ``G`` of a group consecutive.
+
+        Raises:
+            ValueError: more episodes than environments, or a task's first prompt leaves no
+                room for an action within ``max_seq_len``.
+            RuntimeError: the engine failed a request (e.g. the KV pool is too small).
+        """
+        g = self.group_size
+        n = len(tasks) * g
+        if n > len(self.envs):
+            raise ValueError(f"{n} episodes need {n} environments, only {len(self.envs)} given")
+        assert len(reset_seeds) == len(tasks) and len(sample_seeds) == n * self.max_turns
+        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, n))) as pool:
+            resets = list(
+                pool.map(
+                    lambda k: self.envs[k].reset(
+                        seed=reset_seeds[k // g], options={"task": tasks[k // g]}
+                    ),
+                    range(n),
+                )
+            )
+            trajectories = []
+            for k, (observation, _info) in enumerate(resets):
+                task = tasks[k // g]
+                system = system_message(task, self.agent_prompt)
+                ids = self.chat.first_prompt(system, observation_text(observation))
+                if len(ids) + self.max_action_tokens > self.max_seq_len:
+                    raise ValueError(
+                        f"task {task.id!r}: the first prompt has {len(ids)} tokens; with "
+                        f"max_action_tokens={self.max_action_tokens} it exceeds "
+                        f"max_seq_len={self.max_seq_len}"
+                    )
+                trajectories.append(Trajectory(k // g, ids))
+            episodes = [f"{tag}/{k}" for k in range(n)]
+            parents = [f"{tag}/parent{j}" for j in range(len(tasks))]
+            try:
+                self._fork_groups(trajectories, episodes, parents)
+                for turn in range(self.max_turns):
+                    active = [k for k, t in enumerate(trajectories) if not t.is_finished]
+                    if not active:
+                        break
+                    acted = self._act(trajectories, episodes, active, sample_seeds, turn)
+                    calls = [(self.envs[k], self._wrap(k, acted[k][0])) for k in active]
+                    steps = list(pool.map(lambda call: call[0].step(call[1]), calls))
+                    for k, step in zip(active, steps):
+                        self._advance(trajectories[k], *acted[k], step, turn)
+            finally:
+                closes = [self.loop.close_episode(e) for e in episodes + parents]
+                for close in closes:
+                    close.exception()  # a parent never prefilled is unknown: nothing to close
+        return trajectories
+
+    def _fork_groups(
+        self, trajectories: list[Trajectory], episodes: list[str], parents: list[str]
+    ) -> None:
+        """Prefill group ``j``'s first prompt once as episode ``parents[j]`` and fork it to
+        the group's episodes, when all ``G`` first prompts are equal."""
+        g = self.group_size
+        groups = range(len(trajectories) // g)
+        shared = [
+            j
+            for j in groups
+            if all(
+                trajectories[j * g + i].token_ids == trajectories[j * g].token_ids for i in range(g)
+            )
+        ]
+        prefill = SamplingParams(max_new_tokens=1)
+        done = [
+            self.loop.submit(trajectories[j * g].token_ids, prefill, parents[j]) for j in shared
+        ]
+        _check([f.result() for f in done])
+        forks = [self.loop.fork(parents[j], episodes[j * g + i]) for j in shared for i in range(g)]
+        for fork in forks:
+            fork.result()
+
+    def _act(
+        self,
+        trajectories: list[Trajectory],
+        episodes: list[str],
+        active: list[int],
+        sample_seeds: Sequence[int],
+        turn: int,
+    ) -> dict[int, tuple[str, str | None]]:
+        """Sample one action for each ``active`` episode (one continuous batch) and append
+        its tokens; returns ``(action text, text of the stop token or None)`` by episode."""
+        temperature, top_p, top_k = self.sampling
+        futures = {}
+        for k in active:
+            params = SamplingParams(
+                self.max_action_tokens,
+                temperature,
+                top_p,
+                top_k,
+                seed=sample_seeds[k * self.max_turns + turn],
+                logprobs=True,
+            )
+            futures[k] = self.loop.submit(trajectories[k].token_ids, params, episodes[k])
+        outputs = {k: f.result() for k, f in futures.items()}
+        _check(list(outputs.values()))
+        actions = {}
+        for k, out in outputs.items():
+            assert out.logprobs is not None and len(out.logprobs) == len(out.token_ids)
+            t = trajectories[k]
+            t.append_action(out.token_ids, out.logprobs)
+            ids = out.token_ids
+            stopped = out.finish_reason == "stop" and bool(ids) and ids[-1] in self.stop_ids
+            body = ids[:-1] if stopped else ids
+            action = first_action(self.tokenizer.decode(body, skip_special_tokens=True))
+            actions[k] = (action, self.tokenizer.decode(ids[-1:]) if stopped else None)
+        return actions
+
+    def _wrap(self, k: int, action: str) -> Any:
+        kind = self.action_type
+        if kind == "auto":
+            kind = "text" if hasattr(self.envs[k], "action_space") else "action"
+        return action if kind == "text" else Action(text=action)
+
+    def _advance(
+        self, t: Trajectory, action: str, stop_text: str | None, step: tuple[Any, ...], turn: int
+    ) -> None:
+        """Record one environment step and append the next observation (or end the episode);
+        ``stop_text`` is the text of the stop token that ended the action (``None``: none)."""
+        observation, reward, terminated, truncated, info = step
+        t.actions.append(action)
+        t.rewards.append(float(reward))
+        info = info or {}
+        if info.get("parsed") is False:
+            t.parse_failures += 1
+        if isinstance(info.get("success"), bool):
+            t.success = info["success"]
+        if terminated:
+            t.status = EpisodeStatus.TERMINATED
+        elif truncated:
+            t.status = EpisodeStatus.TRUNCATED
+        elif turn + 1 >= self.max_turns:
+            t.status = EpisodeStatus.MAX_TURNS
+        if t.is_finished:
+            return
+        ids = self.chat.next_turn(observation_text(observation), stop_text)
+        if len(t.token_ids) + len(ids) + self.max_action_tokens > self.max_seq_len:
+            t.status = EpisodeStatus.CONTEXT
+            return
+        t.append_context(ids)
+
+
+def _check(outputs: Sequence[Any]) -> None:
+    failed = [o.error for o in outputs if o.finish_reason == "error"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} policy request(s) failed, first: {failed[0]}")

@@ -1,0 +1,385 @@
+"""Where an agent's experience comes from: ``--env real:DOMAIN`` or ``--env sim:CHECKPOINT``.
+
+:class:`RealRunner` plays whole episodes in a domain's real environment, one at a time.
+:class:`SimRunner` plays many episodes at once in a :class:`~agentworld.sim.SimVectorEnv`
+(every step of all sub-environments is one batched world-model call). Both feed the same
+agent the same way (``act`` then ``update`` per transition, ``end_episode`` per episode)
+and count their own environment steps, so real and simulated experience are measured apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentworld.core.types import Action, Task
+
+
+class Source(str, Enum):
+    """Where an episode ran."""
+
+    REAL = "real"
+    SIM = "sim"
+
+
+class Outcome(str, Enum):
+    """How an episode ended."""
+
+    TERMINATED = "terminated"  # the environment (or the world model's footer) ended it
+    TRUNCATED = "truncated"  # step limit
+    MALFORMED = "malformed"  # the world model's answer did not parse
+    ERROR = "error"  # the engine refused the step (e.g. KV budget)
+
+
+class Actor(Protocol):
+    """What a runner needs from a policy: ``act(observation, greedy) -> action word``."""
+
+    def act(self, observation: str, greedy: bool = False) -> str: ...
+
+
+class Learner(Actor, Protocol):
+    """An actor over a fixed list of action words that also learns from transitions
+    (e.g. :class:`~agentworld.trainers.agents.qlearning.QLearningAgent`)."""
+
+    actions: list[str]
+
+    def update(
+        self, observation: str, action: str, reward: float, next_observation: str, terminated: bool
+    ) -> float: ...
+
+    def end_episode(self) -> None: ...
+
+
+@dataclass(slots=True)
+class EnvSpec:
+    """A parsed ``--env`` value: ``kind`` and its ``target`` (domain name or checkpoint path)."""
+
+    kind: Source
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}:{self.target}"
+
+
+@dataclass(slots=True)
+class EpisodeResult:
+    """One finished episode: its return (sum of rewards), length (steps), how it ended."""
+
+    source: Source
+    ret: float
+    length: int
+    outcome: Outcome
+    last_reward: float = 0.0
+
+
+def parse_env_spec(text: str) -> EnvSpec:
+    """``"real:frozenlake-8x8"`` -> ``EnvSpec(REAL, "frozenlake-8x8")``; same for ``sim:PATH``.
+
+    Raises:
+        ValueError: no ``real:``/``sim:`` prefix or an empty target.
+    """
+    kind, sep, target = text.partition(":")
+    if not sep or kind not in ("real", "sim") or not target:
+        raise ValueError(f"--env must be real:DOMAIN or sim:CHECKPOINT, got {text!r}")
+    return EnvSpec(Source(kind), target)
+
+
+def domain_actions(domain: Any) -> list[str]:
+    """The domain's action words (``domain.actions``, a list or a zero-argument callable).
+
+    Raises:
+        ValueError: the domain declares no finite action list (tabular agents need one).
+    """
+    actions = getattr(domain, "actions", None)
+    if callable(actions):
+        actions = actions()
+    if not actions or not all(isinstance(a, str) for a in actions):
+        name = getattr(domain, "name", type(domain).__name__)
+        raise ValueError(
+            f"domain {name!r} has no finite action list (attribute `actions`: list[str]); "
+            "a tabular agent needs one (classic domains such as frozenlake-4x4 have it)"
+        )
+    return list(actions)
+
+
+def is_success(domain: Any, result: EpisodeResult) -> bool:
+    """Did the episode reach the goal?
+
+    ``domain.is_success(result)`` decides when the domain has it; otherwise an episode
+    succeeds when it terminated on a positive reward (FrozenLake's goal gives 1, a hole 0;
+    Taxi's successful dropoff gives +20 and is its only termination).
+    """
+    check = getattr(domain, "is_success", None)
+    if callable(check):
+        return bool(check(result))
+    return result.outcome is Outcome.TERMINATED and result.last_reward > 0
+
+
+# -- real environment -----------------------------------------------------------------------------
+
+
+def run_real_episode(
+    env: Any,
+    actor: Actor,
+    *,
+    task: Task | None,
+    seed: int,
+    max_steps: int,
+    learn: bool,
+    greedy: bool = False,
+) -> EpisodeResult:
+    """Play one episode of ``actor`` in a real ``Environment`` (``reset(seed, options={"task"})``).
+
+    With ``learn`` the actor is a :class:`Learner`: every transition is an ``update``
+    (terminated transitions do not bootstrap) and ``end_episode`` is called at the end.
+    """
+    observation, _ = env.reset(seed=seed, options={"task": task} if task is not None else None)
+    text, ret, reward = observation.text, 0.0, 0.0
+    outcome, length = Outcome.TRUNCATED, 0
+    while length < max_steps:
+        action = actor.act(text, greedy)
+        observation, reward, terminated, truncated, _ = env.step(Action(text=action))
+        reward, length = float(reward), length + 1
+        ret += reward
+        if learn:
+            actor.update(text, action, reward, observation.text, bool(terminated))  # type: ignore[attr-defined]
+        text = observation.text
+        if terminated or truncated:
+            outcome = Outcome.TERMINATED if terminated else Outcome.TRUNCATED
+            break
+    if learn:
+        actor.end_episode()  # type: ignore[attr-defined]
+    return EpisodeResult(Source.REAL, ret, length, outcome, reward)
+
+
+class RealRunner:
+    """Episodes in the domain's real environment; episode ``k`` uses seed ``seed + k`` and the
+    task ``domain.tasks().sample(1, seed=seed + k)[0]``.
+
+    Args:
+        domain: The domain (``make_env()``, ``tasks()``).
+        seed: Seed of the first episode.
+        max_steps: Steps before an episode is cut (truncated).
+    """
+
+    def __init__(self, domain: Any, *, seed: int, max_steps: int):
+        self.domain, self.seed, self.max_steps = domain, seed, max_steps
+        self.env = domain.make_env()
+        self.num_steps = 0
+        self.num_episodes = 0
+
+    def run(self, agent: Learner, n: int) -> list[EpisodeResult]:
+        """Play ``n`` learning episodes; returns their results in order."""
+        results = []
+        for _ in range(n):
+            seed = self.seed + self.num_episodes
+            task = self.domain.tasks().sample(1, seed=seed)[0]
+            result = run_real_episode(
+                self.env, agent, task=task, seed=seed, max_steps=self.max_steps, learn=True
+            )
+            self.num_steps += result.length
+            self.num_episodes += 1
+            results.append(result)
+        return results
+
+    def close(self) -> None:
+        """Close the real environment."""
+        self.env.close()
+
+
+# -- simulated environment ------------------------------------------------------------------------
+
+
+def checkpoint_dir(path: str) -> Path:
+    """``path`` checked to be a model checkpoint directory (it holds ``config.json``).
+
+    Raises:
+        ValueError: ``path`` is not a directory or holds no ``config.json``.
+    """
+    p = Path(path).expanduser()
+    if not p.is_dir():
+        raise ValueError(f"--env sim:{path}: no such checkpoint directory")
+    if not (p / "config.json").is_file():
+        raise ValueError(f"--env sim:{path}: not a model checkpoint (no config.json inside)")
+    return p
+
+
+def checkpoint_card(path: Path) -> dict[str, Any]:
+    """The checkpoint's world-model card (``agentworld.json``: ``domain``, ``rewards``,
+    ``history_window``; :mod:`agentworld.core.card`), ``{}`` when it has none.
+
+    Raises:
+        ValueError: the card is not a JSON object.
+    """
+    from agentworld.core.card import read_card
+
+    return read_card(path)
+
+
+def _info(infos: dict[str, Any], key: str, i: int, default: Any = None) -> Any:
+    """Sub-environment ``i``'s value of a Gymnasium vector ``infos`` key (``_key`` is its mask)."""
+    mask = infos.get(f"_{key}")
+    if key not in infos or mask is None or not mask[i]:
+        return default
+    return infos[key][i]
+
+
+class SimRunner:
+    """Episodes in a :class:`~agentworld.sim.SimVectorEnv` of ``num_envs`` sub-environments.
+
+    Every step asks the agent for one action per running sub-environment and sends them
+    to the world model as one batch. Episodes start from ``domain.initial_observation(task)``
+    (tasks drawn from ``domain.tasks()`` by the vector env's seeded generators). An answer
+    that does not parse ends its episode (``Outcome.MALFORMED``, counted in
+    :attr:`parse_failures`, no update) and never raises. Episodes still running when
+    :meth:`run` returns continue on the next call.
+
+    Args:
+        world_model: A loaded world model (``WorldModel``).
+        domain: The domain (tasks, system prompt, initial observations, rewards).
+        num_envs: Sub-environments stepped together.
+        seed: Seeds the sub-environments (``reset(seed=seed)``).
+        max_steps: Steps before a simulated episode is truncated.
+        env_options: More :class:`~agentworld.sim.SimVectorEnv` keyword arguments
+            (``reward_source``, ``on_parse_error``, ``max_retries``, ``max_new_tokens``).
+
+    Raises:
+        ValueError: the domain has no ``initial_observation(task)``.
+    """
+
+    def __init__(
+        self,
+        world_model: Any,
+        domain: Any,
+        *,
+        num_envs: int,
+        seed: int,
+        max_steps: int,
+        env_options: dict[str, Any] | None = None,
+    ):
+        from agentworld.sim import SimVectorEnv
+
+        initial: Callable[[Task | None], str] | None = getattr(domain, "initial_observation", None)
+        if initial is None:
+            raise ValueError(
+                f"domain {domain.name!r} has no initial_observation(task); "
+                "simulated episodes cannot start without one"
+            )
+        self.env = SimVectorEnv(
+            world_model,
+            num_envs,
+            domain=domain,
+            initial_observation=initial,
+            max_steps=max_steps,
+            **(env_options or {}),
+        )
+        self.num_envs, self.seed = num_envs, seed
+        self.num_steps = 0
+        self.num_episodes = 0
+        self.parse_failures = 0
+        self.errors = 0
+        self._obs: list[str] | None = None
+        self._pending = [False] * num_envs
+        self._returns = [0.0] * num_envs
+        self._lengths = [0] * num_envs
+
+    def run(self, agent: Learner, n: int) -> list[EpisodeResult]:
+        """Step until at least ``n`` episodes finished (all sub-environments step together, so
+        a few more may finish on the last step); returns the finished ones."""
+        if self._obs is None:
+            observations, _ = self.env.reset(seed=self.seed)
+            self._obs = list(observations)
+        finished: list[EpisodeResult] = []
+        while len(finished) < n:
+            actions = [
+                agent.actions[0] if self._pending[i] else agent.act(o)
+                for i, o in enumerate(self._obs)
+            ]
+            observations, rewards, terminations, truncations, infos = self.env.step(actions)
+            for i in range(self.num_envs):
+                result = self._transition(
+                    agent,
+                    i,
+                    actions[i],
+                    observations[i],
+                    rewards[i],
+                    bool(terminations[i]),
+                    bool(truncations[i]),
+                    infos,
+                )
+                if result is not None:
+                    finished.append(result)
+        return finished
+
+    def _transition(
+        self,
+        agent: Learner,
+        i: int,
+        action: str,
+        observation: str,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        infos: dict[str, Any],
+    ) -> EpisodeResult | None:
+        """Learn from sub-environment ``i``'s step; its result when the episode ended."""
+        assert self._obs is not None
+        if self._pending[i]:  # NEXT_STEP autoreset: this step only reset sub-environment i
+            self._pending[i], self._obs[i] = False, observation
+            self._returns[i], self._lengths[i] = 0.0, 0
+            return None
+        self.num_steps += 1
+        reason = _info(infos, "truncated_reason", i)
+        if truncated and reason in ("malformed", "error"):
+            outcome = Outcome.MALFORMED if reason == "malformed" else Outcome.ERROR
+            self.parse_failures += outcome is Outcome.MALFORMED
+            self.errors += outcome is Outcome.ERROR
+        else:
+            reward = float(reward)
+            agent.update(self._obs[i], action, reward, observation, terminated)
+            self._returns[i] += reward
+            self._lengths[i] += 1
+            if not (terminated or truncated):
+                self._obs[i] = observation
+                return None
+            outcome = Outcome.TERMINATED if terminated else Outcome.TRUNCATED
+        agent.end_episode()
+        self._pending[i] = True
+        self.num_episodes += 1
+        last = float(reward) if outcome in (Outcome.TERMINATED, Outcome.TRUNCATED) else 0.0
+        return EpisodeResult(Source.SIM, self._returns[i], self._lengths[i], outcome, last)
+
+    def close(self) -> None:
+        """Close every simulated episode."""
+        self.env.close()
+
+
+def load_world_model(
+    path: Path,
+    *,
+    backend: str = "hf",
+    temperature: float = 1.0,
+    seed: int = 0,
+    max_new_tokens: int = 256,
+    options: dict[str, Any] | None = None,
+) -> Any:
+    """A world model from checkpoint ``path`` via the ``backend`` sim plugin.
+
+    ``temperature`` defaults to 1.0 so a stochastic environment's spread of next
+    observations can be sampled; ``options`` go to the backend's ``load``.
+
+    Raises:
+        agentworld.core.plugins.UnknownPluginError: ``backend`` is not installed.
+    """
+    from agentworld.core.plugins import get_sim_backend
+
+    return get_sim_backend(backend).load(
+        str(path),
+        temperature=temperature,
+        seed=seed,
+        max_new_tokens=max_new_tokens,
+        **(options or {}),
+    )
