@@ -67,7 +67,9 @@ def test_policy_reads_state_from_text_alone():
     domain = ClassicDomain("frozenlake-8x8")
     obs = Observation(text=domain.initial_observation(None))
     assert domain.policies()["expert"].act(None, [obs]).text in ("right", "down")
-    done = Observation(text="SFFF\nFHFH\nFFFH\nHFFA\nreward: 1\nstatus: reached the goal")
+    done = Observation(
+        text="agent: row 3, col 3\nSFFF\nFHFH\nFFFH\nHFFA\nreward: 1\nstatus: reached the goal"
+    )
     assert ClassicDomain("frozenlake-4x4").policies()["random"].act(None, [done]) is None
 
 
@@ -77,11 +79,12 @@ def test_scorer():
     ref, _ = env.reset(seed=0)
     moved, *_ = env.step("right")
     assert domain.score(ref.text, ref) == 1.0
-    assert 0.9 < domain.score(moved.text, ref) < 1.0  # two cells of 64 differ
+    # two cells of 64 and the position line differ: 0.7 * 62/64 + 0.3 * 1/2
+    assert domain.score(moved.text, ref) == pytest.approx(0.7 * 62 / 64 + 0.15)
     assert domain.score("", ref) == 0.0
     assert domain.score(ref.text + "\n", ref) < 1.0
     wrong_reward = ref.text.replace("reward: 0", "reward: 1")
-    assert domain.score(wrong_reward, ref) == pytest.approx(0.7)
+    assert domain.score(wrong_reward, ref) == pytest.approx(0.7 + 0.3 * 0.5)  # 1 of 2 info lines
     taxi = ClassicDomain("taxi")
     ref = Observation(text=taxi.initial_observation(taxi.tasks().sample(1, seed=0)[0]))
     assert taxi.score(ref.text, ref) == 1.0
@@ -158,7 +161,7 @@ def test_collect_cli_writes_episodes(tmp_path):
     assert all(
         e.metadata["rewards"] is True and e.metadata["history_window"] == 1 for e in episodes
     )
-    assert episodes[0].initial_observation.text.startswith("AFFFFFFF")
+    assert episodes[0].initial_observation.text.startswith("agent: row 0, col 0\nAFFFFFFF")
     default = CliRunner().invoke(
         app,
         [

@@ -11,12 +11,12 @@ from agentworld.domains.classic.variants import VARIANTS
 
 
 def agent_cell(text: str, marks: str = "A") -> tuple[int, int]:
-    cells = [
-        (r, c)
-        for r, line in enumerate(text.split("\n"))
-        for c, ch in enumerate(line)
-        if ch in marks
+    """(row, col) of the mark in the map (the lines after the position line)."""
+    lines = text.split("\n")
+    grid = lines[
+        1 + next(i for i, line in enumerate(lines) if line.startswith(("agent:", "taxi:"))) :
     ]
+    cells = [(r, c) for r, line in enumerate(grid) for c, ch in enumerate(line) if ch in marks]
     assert len(cells) == 1, text
     return cells[0]
 
@@ -24,15 +24,15 @@ def agent_cell(text: str, marks: str = "A") -> tuple[int, int]:
 def test_frozenlake_render_shows_agent_after_known_moves():
     env = ClassicEnv("frozenlake-4x4")
     obs, _ = env.reset(seed=0)
-    assert obs.text == "AFFF\nFHFH\nFFFH\nHFFG\nreward: 0"
+    assert obs.text == "agent: row 0, col 0\nAFFF\nFHFH\nFFFH\nHFFG\nreward: 0"
     for word in ("down", "down", "right"):
         obs, reward, terminated, truncated, _ = env.step(Action(text=word))
-    assert obs.text == "SFFF\nFHFH\nFAFH\nHFFG\nreward: 0"
+    assert obs.text == "agent: row 2, col 1\nSFFF\nFHFH\nFAFH\nHFFG\nreward: 0"
     assert obs.state["s"] == 9 and (obs.state["row"], obs.state["col"]) == (2, 1)
     assert (reward, terminated, truncated) == (0.0, False, False)
     obs, reward, terminated, _, _ = env.step("down")  # (3, 1) is frozen
     obs, reward, terminated, _, _ = env.step("LEFT")  # (3, 0) is a hole
-    assert obs.text.split("\n")[3] == "AFFG"
+    assert obs.text.split("\n")[4] == "AFFG"
     assert obs.text.endswith("reward: 0\nstatus: fell in a hole")
     assert (reward, terminated) == (0.0, True)
 
@@ -171,7 +171,15 @@ def test_verify_agrees_with_real_env_on_random_and_expert_transitions():
     assert checked >= 300
     domain = ClassicDomain("frozenlake-4x4")
     assert domain.verify("not a grid", None) is None
-    assert domain.verify("AFFF\nFHFH\nFFFH\nHFFA\nreward: 0", None) is None  # two agents
-    assert domain.verify("SFFF\nFHFH\nFFFH\nHFFA\nreward: 1", None) == (1.0, True)
+    assert (
+        domain.verify("agent: row 0, col 0\nAFFF\nFHFH\nFFFH\nHFFA\nreward: 0", None) is None
+    )  # two agents
+    assert (
+        domain.verify("agent: row 2, col 2\nSFFF\nFHFH\nFFFH\nHFFA\nreward: 1", None) is None
+    )  # wrong line
+    assert domain.verify("agent: row 3, col 3\nSFFF\nFHFH\nFFFH\nHFFA\nreward: 1", None) == (
+        1.0,
+        True,
+    )
     taxi = ClassicDomain("taxi")
     assert taxi.verify("|R: | : :G|\n" * 5 + "reward: -1", None) is None

@@ -135,7 +135,7 @@ def test_word_actions_are_one_enum_tool_on_the_real_classic_env():
     [task] = domain.tasks().sample(1, seed=0)
     start = env.reset(**task_rows([task])[0])
     assert start == "\n\n" + domain.initial_observation(task)
-    assert start.startswith("\n\nAFFF\n")  # the agent A on the start cell S
+    assert start.startswith("\n\nagent: row 0, col 0\nAFFF\n")  # the agent A on the start cell S
     bad = env.frozenlake_4x4(action="jump")  # the env's own defined outcome, not an exception
     assert "invalid action" in bad and env.num_steps == 1 and not env.done
     # The optimal path on the non-slippery 4x4 map (deterministic dynamics).

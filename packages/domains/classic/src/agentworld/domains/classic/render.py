@@ -4,6 +4,7 @@ Gymnasium's ``ansi`` render marks the FrozenLake agent only with a colour
 code, so the grid is built here from the map and the integer state. Layout::
 
     [invalid action: jump; valid: left, down, right, up]   only after an unknown word
+    agent: row 1, col 1                                    the agent's (taxi's) cell
     SFFF                                                   the map, agent drawn over its cell
     FAFH
     FFFH
@@ -18,6 +19,11 @@ agent; Taxi keeps Gymnasium's map (``|`` wall, ``:`` no wall, ``R G Y B``
 stops) without its top and bottom border lines, the taxi drawn as ``T``
 (``@`` while carrying the passenger). The text determines the state
 (Markov), so a world model needs no history beyond the last observation.
+
+The position line comes before the map on purpose: a world model then writes the
+new cell as two small numbers (the old ones plus the move) before drawing the map,
+which it only has to copy with the mark at that cell; without it, a small model
+must find the mark inside a grid of look-alike tokens and tends to drop it.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ IN_TAXI = "taxi"
 HOLE, GOAL, DELIVERED = "fell in a hole", "reached the goal", "delivered"
 _PASSENGER = re.compile(r"passenger: (?:at ([RGYB])|in taxi), destination: ([RGYB])")
 _FLOAT = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+_POSITION = re.compile(r"(agent|taxi): row (\d+), col (\d+)")
 
 
 @dataclass(slots=True)
@@ -143,6 +150,7 @@ def render(variant: Variant, board: Board) -> str:
     lines = []
     if board.invalid is not None:
         lines.append(f"invalid action: {board.invalid}; valid: {', '.join(variant.actions)}")
+    lines.append(f"{position_name(variant)}: row {board.row}, col {board.col}")
     if variant.kind is Kind.TAXI:
         x = 2 * board.col + 1
         mark = TAXI_FULL if board.passenger == IN_TAXI else TAXI
@@ -161,11 +169,16 @@ def render(variant: Variant, board: Board) -> str:
     return "\n".join(lines)
 
 
+def position_name(variant: Variant) -> str:
+    """``"taxi"`` for Taxi, else ``"agent"``: the key of the position line."""
+    return "taxi" if variant.kind is Kind.TAXI else "agent"
+
+
 def parse(variant: Variant, text: str) -> Board | None:
     """The :class:`Board` an observation text shows, or ``None`` when it is not our rendering.
 
-    Requires the map's shape (rows of the right number and width), exactly
-    one agent (taxi) mark on a cell, a ``reward:`` line with a number, for
+    Requires the position line, the map's shape (rows of the right number and width),
+    exactly one agent (taxi) mark, on the cell the position line names, a ``reward:`` line with a number, for
     Taxi a passenger line agreeing with the taxi mark, and no unknown lines.
     ``terminated`` is structural (agent on ``G`` or ``H``, passenger at its
     destination); a ``status:`` line that disagrees with it makes the text
@@ -175,6 +188,9 @@ def parse(variant: Variant, text: str) -> Board | None:
     invalid = None
     if lines and lines[0].startswith("invalid action: "):
         invalid = lines.pop(0)[len("invalid action: ") :].split(";")[0]
+    position = _POSITION.fullmatch(lines.pop(0)) if lines else None
+    if position is None or position.group(1) != position_name(variant):
+        return None
     rows = base_map(variant)
     grid, rest = lines[: len(rows)], lines[len(rows) :]
     if len(grid) != len(rows) or any(len(g) != len(r) for g, r in zip(grid, rows)):
@@ -186,6 +202,8 @@ def parse(variant: Variant, text: str) -> Board | None:
         return None
     row, x, mark = found[0]
     col = (x - 1) // 2 if taxi else x
+    if (row, col) != (int(position.group(2)), int(position.group(3))):
+        return None
     fields: dict[str, str] = {}
     for line in rest:
         key, sep, _value = line.partition(": ")

@@ -1,6 +1,7 @@
 """Domain fidelity score of a predicted classic observation.
 
-Both texts are split into an optional ``invalid action:`` header, the map
+Both texts are split into a header (an optional ``invalid action:`` line and the
+position line), the map
 (as many lines as the variant's map has) and the remaining info lines
 (passenger, reward, status). With ``cells`` the fraction of map characters
 that agree position by position (over the longer of each pair of rows, so
@@ -35,6 +36,8 @@ def split(text: str, height: int) -> tuple[list[str], list[str]]:
     """``(map rows, header and info lines)`` of an observation text; ``height`` map rows."""
     lines = text.split("\n")
     head = [lines.pop(0)] if lines and lines[0].startswith("invalid action:") else []
+    if lines and lines[0].startswith(("agent: ", "taxi: ")):
+        head.append(lines.pop(0))
     return lines[:height], head + lines[height:]
 
 
