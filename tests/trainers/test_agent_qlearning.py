@@ -120,3 +120,15 @@ def test_domain_actions_of_classic_domains_and_bad_domain() -> None:
 
     with pytest.raises(ValueError, match="no finite action list"):
         domain_actions(NoActions())
+
+
+def test_key_lines_abstract_the_state_and_round_trip(tmp_path):
+    agent = QLearningAgent(["left", "right"], key_lines=("agent:", "passenger:"))
+    real = "agent: row 1, col 2\nSFA\nreward: 0"
+    drawn_wrong = "agent: row 1, col 2\nSAF\nreward: 1"
+    assert agent.key(real) == agent.key(drawn_wrong) == "agent: row 1, col 2"
+    assert agent.key("no position here") == "no position here"  # falls back to the text
+    agent.update(real, "right", 1.0, "agent: row 1, col 3\nSFF", True)
+    loaded = QLearningAgent.load(agent.save(tmp_path / "agent.json"))
+    assert loaded.key_lines == ("agent:", "passenger:")
+    assert loaded.values(drawn_wrong) == agent.values(real) != [0.0, 0.0]

@@ -1,4 +1,4 @@
-"""Entry point ``trainers``: the ``cpt`` and ``sft`` stages and the ``models`` CLI group.
+"""Entry point ``trainers``: the training stages and the ``models`` CLI group.
 
 Nothing heavy is imported here; torch loads when a stage is built or a command runs.
 """
@@ -28,6 +28,12 @@ def _rl() -> Any:
     return RlTrainer()
 
 
+def _policy_sft() -> Any:
+    from agentworld.trainers.policy_sft import PolicySftTrainer
+
+    return PolicySftTrainer()
+
+
 def _agent() -> Any:
     from agentworld.trainers.agents.trainer import AgentTrainer
 
@@ -36,11 +42,13 @@ def _agent() -> Any:
 
 @hookimpl
 def register_trainers(register: Register) -> None:
-    """Register ``cpt`` and ``sft``."""
+    """Register the world-model stages ``cpt``, ``sft``, ``rl`` and the agent stages
+    ``agent`` (Q-learning or multi-turn GRPO) and ``policy_sft`` (behaviour cloning)."""
     register("cpt", _cpt)
     register("sft", _sft)
     register("rl", _rl)
     register("agent", _agent)
+    register("policy_sft", _policy_sft)
 
 
 @hookimpl

@@ -85,6 +85,9 @@ class QLearningAgent:
         seed: Seed of the exploration / tie-breaking generator.
         initial_q: Value of unseen state-action pairs.
         ignore_lines: Line prefixes left out of the state key.
+        key_lines: When given, only lines starting with one of these prefixes make the state
+            key (a state abstraction, e.g. the classic domains' position and passenger lines);
+            an observation without such a line falls back to its whole text.
 
     Raises:
         ValueError: no actions, duplicate actions, or ``alpha``/``gamma`` out of range.
@@ -97,6 +100,7 @@ class QLearningAgent:
     seed: int = 0
     initial_q: float = 0.0
     ignore_lines: tuple[str, ...] = ()
+    key_lines: tuple[str, ...] = ()
     q: dict[str, list[float]] = field(default_factory=dict)
     num_episodes: int = 0
     num_updates: int = 0
@@ -112,6 +116,7 @@ class QLearningAgent:
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
         self.ignore_lines = tuple(self.ignore_lines)
+        self.key_lines = tuple(self.key_lines)
         self.rng = random.Random(self.seed)
 
     @property
@@ -120,10 +125,15 @@ class QLearningAgent:
         return self.epsilon.value(self.num_episodes)
 
     def key(self, observation: str) -> str:
-        """The state key of ``observation``: its text minus the ``ignore_lines`` lines."""
+        """The state key of ``observation``: its ``key_lines`` lines when set and present,
+        else its text minus the ``ignore_lines`` lines."""
+        lines = observation.split("\n")
+        if self.key_lines:
+            kept = [x for x in lines if x.startswith(self.key_lines)]
+            if kept:
+                return "\n".join(kept)
         if not self.ignore_lines:
             return observation
-        lines = observation.split("\n")
         return "\n".join(x for x in lines if not x.startswith(self.ignore_lines))
 
     def values(self, observation: str) -> list[float]:
@@ -189,6 +199,7 @@ class QLearningAgent:
             "seed": self.seed,
             "initial_q": self.initial_q,
             "ignore_lines": list(self.ignore_lines),
+            "key_lines": list(self.key_lines),
             "num_episodes": self.num_episodes,
             "num_updates": self.num_updates,
             "rng_state": _rng_state_to_json(self.rng.getstate()),
@@ -215,6 +226,7 @@ class QLearningAgent:
             seed=data["seed"],
             initial_q=data["initial_q"],
             ignore_lines=tuple(data["ignore_lines"]),
+            key_lines=tuple(data.get("key_lines", ())),
             q={k: [float(x) for x in v] for k, v in data["q"].items()},
             num_episodes=data["num_episodes"],
             num_updates=data["num_updates"],

@@ -60,6 +60,9 @@ class AgentConfig(BaseModel):
         epsilon_decay_episodes: Episodes to decay over (default: 80% of ``episodes``).
         ignore_lines: Observation line prefixes left out of the Q-table's state key
             (default: the classic domains' ``reward:`` line; ``[]`` keys by the whole text).
+        key_lines: Observation line prefixes that alone make the state key when present
+            (e.g. ``["agent:", "taxi:", "passenger:"]``: the agent perceives its cell, not the
+            drawing); ``[]`` (default) uses ``ignore_lines``.
         seed: Seeds the agent, real training episodes and the world model's sampler.
         num_envs: Simulated episodes stepped together (one batched world-model call per step).
         max_steps: Steps per training episode before truncation.
@@ -97,6 +100,7 @@ class AgentConfig(BaseModel):
     epsilon_decay: Literal["linear", "exponential"] = "linear"
     epsilon_decay_episodes: int | None = Field(None, ge=1)
     ignore_lines: list[str] = Field(default_factory=lambda: ["reward:"])
+    key_lines: list[str] = Field(default_factory=list)
     seed: int = 0
     num_envs: int = Field(64, ge=1)
     max_steps: int = Field(100, ge=1)
@@ -209,6 +213,7 @@ def make_agent(cfg: AgentConfig, actions: list[str]) -> QLearningAgent:
                 f"init_agent {cfg.init_agent!r} acts with {agent.actions}, the domain with {actions}"
             )
         agent.alpha, agent.gamma, agent.epsilon = cfg.alpha, cfg.gamma, schedule
+        agent.ignore_lines, agent.key_lines = tuple(cfg.ignore_lines), tuple(cfg.key_lines)
         agent.num_episodes = 0
         agent.rng = random.Random(cfg.seed)
         return agent
@@ -219,6 +224,7 @@ def make_agent(cfg: AgentConfig, actions: list[str]) -> QLearningAgent:
         epsilon=schedule,
         seed=cfg.seed,
         ignore_lines=tuple(cfg.ignore_lines),
+        key_lines=tuple(cfg.key_lines),
     )
 
 
