@@ -224,3 +224,14 @@ def test_simenv_with_a_perfect_model_matches_the_real_env(name, source):
         if terminated or truncated:
             break
     assert sim == oracle.real and len(sim) >= 5
+
+
+def test_explore_policy_covers_every_reachable_state():
+    from agentworld.core.collect import collect
+
+    domain = ClassicDomain("frozenlake-8x8")
+    episodes = collect(domain, 200, policies={"explore": 1}, seed=0, max_steps=60)
+    seen = {s.observation.state["s"] for e in episodes for s in e.steps}
+    assert len(seen) == 64  # every cell, holes and goal included
+    expert_only = collect(domain, 200, policies={"expert": 1}, seed=0, max_steps=60)
+    assert len({s.observation.state["s"] for e in expert_only for s in e.steps}) == 14

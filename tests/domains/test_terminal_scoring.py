@@ -151,8 +151,11 @@ def test_initial_listing_matches_real_ls():
     env = domain.make_env()
     try:
         env.reset(options={"task": task})
-        listing = dict(line.split(": ", 1) for line in render_setup(task.setup).splitlines()
-                       if line.startswith("ls ~"))
+        listing = dict(
+            line.split(": ", 1)
+            for line in render_setup(task.setup).splitlines()
+            if line.startswith("ls ~")
+        )
         for shown, names in listing.items():
             path = shown[3:].replace("~", "/home/agent", 1)
             real = env.step(Action(text=f"ls {path}"))[0].text
@@ -171,8 +174,11 @@ def test_output_text_and_empty_baseline_use_the_prompt_line():
     history = [
         {"role": "system", "content": "rules\n\nInitial observation:\nuser@sandbox:~$ "},
         {"role": "user", "content": "cd docs && ls nope"},
-        {"role": "assistant", "content": "<predicted_observation>\nls: cannot access 'nope'\n"
-                                         "[2] user@sandbox:~/docs$ \n</predicted_observation>"},
+        {
+            "role": "assistant",
+            "content": "<predicted_observation>\nls: cannot access 'nope'\n"
+            "[2] user@sandbox:~/docs$ \n</predicted_observation>",
+        },
         {"role": "user", "content": "touch a"},
     ]
     empty = ConstantWorldModel("empty", domain).predict([history, history[:2]])

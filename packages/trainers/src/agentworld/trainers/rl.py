@@ -25,6 +25,7 @@ from pydantic import Field, model_validator
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core import plugins
+from agentworld.core.card import card_from_episodes
 from agentworld.core.types import Episode
 from agentworld.trainers import checkpoint as ckpt
 from agentworld.trainers import grpo
@@ -231,6 +232,7 @@ class RlTrainer(BaseTrainer):
         world_model = HFWorldModel(
             policy,
             tokenizer,
+            rewards=card_from_episodes(self._episodes)["rewards"],  # answers end with the footer
             max_new_tokens=cfg.max_new_tokens,
             engine="paged",
             engine_options=_engine_options(cfg, acc.num_processes),

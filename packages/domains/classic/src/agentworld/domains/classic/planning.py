@@ -74,3 +74,56 @@ def _tables(name: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
     q_fast = np.where(q >= best - 1e-9, q_fast, -np.inf)
     actions = tuple(int(a) for a in q_fast.argmax(axis=1))
     return actions, tuple(float(v) for v in best[:, 0])
+
+
+def route(variant: Variant, start: int, target: int) -> list[int] | None:
+    """Action indices of a shortest path from state ``start`` to ``target`` that never ends
+    the episode on the way, following each action's most likely next state (breadth-first
+    search over ``env.unwrapped.P``); ``None`` when ``target`` cannot be reached so."""
+    successors = _successors(variant.name)
+    parents: dict[int, tuple[int, int]] = {start: (start, -1)}
+    frontier = [start]
+    while frontier and target not in parents:
+        nxt = []
+        for s in frontier:
+            for a, s2 in enumerate(successors[s]):
+                if s2 is not None and s2 not in parents:
+                    parents[s2] = (s, a)
+                    nxt.append(s2)
+        frontier = nxt
+    if target not in parents:
+        return None
+    path, s = [], target
+    while s != start:
+        s, a = parents[s]
+        path.append(a)
+    return path[::-1]
+
+
+def reachable(variant: Variant, start: int) -> list[int]:
+    """States :func:`route` can reach from ``start``, in increasing order."""
+    successors = _successors(variant.name)
+    seen, frontier = {start}, [start]
+    while frontier:
+        frontier = [
+            s2 for s in frontier for s2 in successors[s] if s2 is not None and s2 not in seen
+        ]
+        seen.update(frontier)
+    return sorted(seen)
+
+
+@functools.cache
+def _successors(name: str) -> tuple[tuple[int | None, ...], ...]:
+    """Most likely next state per (state, action); ``None`` where that transition ends the
+    episode (a hole, the goal, a delivery)."""
+    from agentworld.domains.classic.env import make_gym_env
+
+    table = make_gym_env(get_variant(name)).unwrapped.P
+    out = []
+    for s in range(len(table)):
+        row = []
+        for a in range(len(table[s])):
+            p, s2, _reward, done = max(table[s][a], key=lambda outcome: outcome[0])
+            row.append(None if done or s2 == s else s2)
+        out.append(tuple(row))
+    return tuple(out)

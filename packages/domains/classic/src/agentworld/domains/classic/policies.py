@@ -12,6 +12,11 @@ and returns ``None`` once that state is terminal.
   slippery FrozenLake.
 * ``epsilon-expert``: the expert, but a uniformly random word with
   probability ``epsilon`` (0.3): varied data around good play.
+* ``explore``: walks a shortest safe route to a uniformly drawn reachable state,
+  then plays randomly: covers states the others rarely visit (the deep corners of
+  FrozenLake, every Taxi cell with every passenger state), so a world model trained
+  on its episodes also knows the holes and walls there. Without such coverage an
+  agent trained in the simulator exploits the model's errors in unvisited states.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import random
 from collections.abc import Sequence
 
 from agentworld.core.types import Action, Observation, Task
-from agentworld.domains.classic.planning import expert_actions
+from agentworld.domains.classic.planning import expert_actions, reachable, route
 from agentworld.domains.classic.render import Board, decode, parse
 from agentworld.domains.classic.variants import Variant
 
@@ -114,8 +119,32 @@ class EpsilonExpertPolicy(ExpertPolicy):
         return super().choose(board)
 
 
+class ExplorePolicy(ClassicPolicy):
+    """A safe shortest route to a random reachable state, then random words (module doc)."""
+
+    name = "explore"
+
+    def __init__(self, variant: Variant, seed: int = 0) -> None:
+        super().__init__(variant, seed)
+        self.words = {i: w for w, i in variant.indices.items()}
+        self.plan: list[int] | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.plan = None
+
+    def choose(self, board: Board) -> str:
+        if self.plan is None:
+            target = self.rng.choice(reachable(self.variant, board.s))
+            self.plan = route(self.variant, board.s, target) or []
+        if self.plan:
+            return self.words[self.plan.pop(0)]
+        return self.random_word()
+
+
 def make_policies(variant: Variant, seed: int = 0) -> dict[str, ClassicPolicy]:
-    """Fresh policies by name: ``random``, ``expert``, ``epsilon-expert``, and ``scripted``.
+    """Fresh policies by name: ``random``, ``expert``, ``epsilon-expert``, ``explore`` and
+    ``scripted``.
 
     ``scripted`` is the expert under the name the core CLI's default mix
     (``scripted=1 random=1``) asks for.
@@ -124,5 +153,6 @@ def make_policies(variant: Variant, seed: int = 0) -> dict[str, ClassicPolicy]:
         "random": RandomPolicy(variant, seed),
         "expert": ExpertPolicy(variant, seed),
         "epsilon-expert": EpsilonExpertPolicy(variant, seed),
+        "explore": ExplorePolicy(variant, seed),
         "scripted": ExpertPolicy(variant, seed),
     }
