@@ -132,3 +132,35 @@ def test_key_lines_abstract_the_state_and_round_trip(tmp_path):
     loaded = QLearningAgent.load(agent.save(tmp_path / "agent.json"))
     assert loaded.key_lines == ("agent:", "passenger:")
     assert loaded.values(drawn_wrong) == agent.values(real) != [0.0, 0.0]
+
+
+def test_optimistic_initial_values_and_warm_start(tmp_path):
+    from agentworld.trainers.agents.trainer import AgentConfig, make_agent, train_q_learning
+
+    common = {
+        "env": "real:frozenlake-8x8",
+        "alpha": 0.5,
+        "key_lines": ["agent:"],
+        "eval_episodes": 20,
+        "baseline": False,
+        "progress": False,
+    }
+    # FrozenLake pays only at the goal: optimistic unseen values explore systematically.
+    out = train_q_learning(
+        AgentConfig(output_dir=str(tmp_path / "opt"), episodes=300, initial_q=1.0, **common)
+    )
+    metrics = json.loads((tmp_path / "opt" / "metrics.json").read_text())
+    assert metrics["eval"]["success_rate"] == 1.0
+    warm = make_agent(
+        AgentConfig(
+            output_dir=str(tmp_path / "w"),
+            episodes=10,
+            epsilon_start=0.2,
+            init_agent=str(tmp_path / "opt" / "agent.json"),
+            **common,
+        ),
+        ["left", "down", "right", "up"],
+    )
+    saved = QLearningAgent.load(tmp_path / "opt" / "agent.json")
+    assert warm.q == saved.q and warm.num_episodes == 0 and warm.current_epsilon == 0.2
+    assert out == str(tmp_path / "opt")

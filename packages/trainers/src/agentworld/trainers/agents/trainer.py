@@ -58,6 +58,8 @@ class AgentConfig(BaseModel):
         epsilon_start, epsilon_end: Exploration rate at the first / after the decay episodes.
         epsilon_decay: ``"linear"`` or ``"exponential"``.
         epsilon_decay_episodes: Episodes to decay over (default: 80% of ``episodes``).
+        initial_q: Value of unseen state-action pairs; above any reachable return it makes
+            exploration systematic ("optimistic initial values", Sutton & Barto 2018, sec. 2.6).
         ignore_lines: Observation line prefixes left out of the Q-table's state key
             (default: the classic domains' ``reward:`` line; ``[]`` keys by the whole text).
         key_lines: Observation line prefixes that alone make the state key when present
@@ -99,6 +101,7 @@ class AgentConfig(BaseModel):
     epsilon_end: float = Field(0.05, ge=0, le=1)
     epsilon_decay: Literal["linear", "exponential"] = "linear"
     epsilon_decay_episodes: int | None = Field(None, ge=1)
+    initial_q: float = 0.0
     ignore_lines: list[str] = Field(default_factory=lambda: ["reward:"])
     key_lines: list[str] = Field(default_factory=list)
     seed: int = 0
@@ -223,6 +226,7 @@ def make_agent(cfg: AgentConfig, actions: list[str]) -> QLearningAgent:
         gamma=cfg.gamma,
         epsilon=schedule,
         seed=cfg.seed,
+        initial_q=cfg.initial_q,
         ignore_lines=tuple(cfg.ignore_lines),
         key_lines=tuple(cfg.key_lines),
     )
