@@ -216,7 +216,7 @@ def run_cmd(
     pipeline: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Pipeline TOML file.")],
     run_dir: Annotated[str | None, typer.Option("--run-dir", help="Override [run].dir.")] = None,
 ) -> None:
-    """Run the stages composed in a pipeline file (collect, cpt, sft, eval, simulate)."""
+    """Run the stages composed in a pipeline file (collect, cpt, sft, rl, eval, simulate)."""
     from agentworld.core.config import load_config
     from agentworld.core.pipeline import run_pipeline
 

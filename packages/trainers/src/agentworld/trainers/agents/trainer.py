@@ -199,7 +199,8 @@ def resolve(cfg: AgentConfig) -> tuple[EnvSpec, Any, Path | None, float]:
 
 def make_agent(cfg: AgentConfig, actions: list[str]) -> QLearningAgent:
     """A Q-learning agent over ``actions`` with ``cfg``'s hyper-parameters: fresh, or
-    ``cfg.init_agent``'s Q-table with this config's rates and a restarted exploration schedule.
+    ``cfg.init_agent``'s Q-table (and its state-key settings, which the table's keys depend on)
+    with this config's rates and a restarted exploration schedule.
 
     Raises:
         ValueError: ``init_agent`` acts with other action words than the domain's.
@@ -216,7 +217,6 @@ def make_agent(cfg: AgentConfig, actions: list[str]) -> QLearningAgent:
                 f"init_agent {cfg.init_agent!r} acts with {agent.actions}, the domain with {actions}"
             )
         agent.alpha, agent.gamma, agent.epsilon = cfg.alpha, cfg.gamma, schedule
-        agent.ignore_lines, agent.key_lines = tuple(cfg.ignore_lines), tuple(cfg.key_lines)
         agent.num_episodes = 0
         agent.rng = random.Random(cfg.seed)
         return agent
@@ -317,6 +317,13 @@ def train_q_learning(cfg: AgentConfig) -> str:
                 domain, cfg.eval_episodes, cfg.eval_seed, max_steps=cfg.eval_max_steps
             )
         metrics["eval_wall_s"] = time.monotonic() - t0
+        if cfg.progress:
+            e = metrics["eval"]
+            low, high = e["success_ci"]
+            print(
+                f"real-env evaluation ({e['episodes']} episodes): success {e['success_rate']:.3f} "
+                f"[{low:.3f}, {high:.3f}], mean return {e['mean_return']:.2f}"
+            )
     metrics["wall_s"] = time.monotonic() - started
     write_text_atomic(out / METRICS_FILE, json.dumps(metrics, indent=1) + "\n")
     return str(out)

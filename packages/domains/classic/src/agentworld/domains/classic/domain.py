@@ -60,7 +60,7 @@ class ClassicDomain:
         return ClassicTaskSampler(self.variant)
 
     def policies(self) -> dict[str, ClassicPolicy]:
-        """Fresh policies: ``random``, ``expert``, ``epsilon-expert`` (and ``scripted`` = expert)."""
+        """Fresh policies: ``random``, ``expert``, ``epsilon-expert``, ``explore`` (and ``scripted`` = expert)."""
         return make_policies(self.variant)
 
     def initial_observation(self, task: Task | None) -> str:
@@ -130,7 +130,7 @@ class ClassicDomain:
             + f" (gymnasium {gymnasium.__version__})",
             "actions": ", ".join(self.actions),
             "time limit": f"{limit} steps" if limit else "none",
-            "policies": "random, expert, epsilon-expert",
+            "policies": "random, expert (alias scripted), epsilon-expert, explore",
         }
         if self.variant.kind is Kind.FROZENLAKE:
             best = success_probability(self.variant)[0]
