@@ -14,9 +14,8 @@ from pathlib import Path
 
 import gymnasium
 import pytest
-import torch
 from chatml import chatml_tokenizer
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from tiny_lm import tiny_lm
 
 from agentworld.core.formats import parse_prediction, split_system_message, wrap_observation
 from agentworld.core.plugins import UnknownPluginError, get_domain
@@ -90,23 +89,17 @@ def test_agent_trained_only_in_exact_simulator_succeeds_in_real_env() -> None:
 
 
 def _tiny_checkpoint(path: Path, card: dict | None) -> Path:
-    """A random 2-layer Qwen3 (hidden 32) with a ChatML BPE tokenizer, plus an optional card."""
+    """A random tiny Qwen3 (``tests/tiny_lm.py``) with a ChatML BPE tokenizer, plus an optional card."""
     corpus = ["AFFF\nFHFH\nFFFH\nHFFG\nreward: 0", "left down right up", "<predicted_observation>"]
     tokenizer = chatml_tokenizer(corpus * 4, 300)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=512,
+    model = tiny_lm(
+        "qwen3",
+        len(tokenizer),
+        512,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )
-    torch.manual_seed(0)
-    Qwen3ForCausalLM(config).save_pretrained(path)
+    model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     if card is not None:
         (path / "agentworld.json").write_text(json.dumps(card))

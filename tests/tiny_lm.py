@@ -1,4 +1,4 @@
-"""Random fp32 tiny causal LMs built from configs, for the engine and runner tests."""
+"""Random fp32 tiny causal LMs built from configs, shared by the sim-runtime and trainer tests."""
 
 from __future__ import annotations
 
