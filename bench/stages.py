@@ -5,8 +5,12 @@ Collects real terminal episodes, trains the tiny from-scratch model through the 
 table of held-out fidelity (exact match, edit similarity, domain score, hybrid reward).
 
     uv run python bench/stages.py --quick            # a few minutes: a smoke run of the ladder
-    uv run python bench/stages.py                    # ~60 minutes on 2 CPU cores
-    uv run python bench/stages.py --smollm2 runs/smollm2
+    uv run python bench/stages.py                    # ~60 minutes on 2 CPU cores, both models
+    uv run python bench/stages.py --models tiny --tiny-minutes 28   # the tiny model only
+
+By default SmolLM2 is prepared into ``--smollm2`` (``agentworld models prepare smollm2``) when
+that directory does not hold a checkpoint yet. The table is rewritten to ``OUT/stages.json``
+after every row, so an interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -40,44 +44,72 @@ def score(world_model, items, domain, max_new_tokens: int) -> dict[str, float]:
     return {m: result.overall["m"][m].mean for m in METRICS}
 
 
-def ladder(name: str, base: dict, train_eps, items, domain, out: Path, a) -> dict[str, dict]:
-    """Train one model through the stages; held-out scores after each."""
-    budget = a.minutes * 60 / 4  # seconds per trained stage
-    common = {"time_budget_s": budget, "seed": a.seed, **({"max_steps": 6} if a.quick else {})}
-    rows = {}
+def ladder(name: str, base: dict, minutes: float, train_eps, items, domain, out: Path, a,
+           table: dict, **train_opts) -> None:
+    """Train one model through the stages, adding its held-out scores after each to ``table``."""
+    budget = minutes * 60 / 4  # seconds per trained stage
+    common = {"time_budget_s": budget, "seed": a.seed, **({"max_steps": 6} if a.quick else {}),
+              **train_opts}
+
+    def row(stage: str, world_model) -> None:
+        t0 = time.perf_counter()
+        table[f"{name} {stage}"] = score(world_model, items, domain, a.max_new_tokens)
+        print(f"  eval {name} {stage}: {table[f'{name} {stage}']} ({time.perf_counter() - t0:.0f} s)",
+              flush=True)
+        (Path(a.out) / "stages.json").write_text(json.dumps(table, indent=1))
+
     model, tok = base.pop("_loaded")
-    rows["base"] = score(HFWorldModel(model, tok), items, domain, a.max_new_tokens)
+    row("base", HFWorldModel(model, tok))
+    del model
     cpt = train("cpt", train_eps, out / "cpt", **base, **common)
-    rows["+CPT"] = score(HFWorldModel.from_pretrained(cpt), items, domain, a.max_new_tokens)
+    row("+CPT", HFWorldModel.from_pretrained(cpt))
     lora = {"lora": base["lora"]} if "lora" in base else {}
     sft = train("sft", train_eps, out / "sft", model=cpt, **lora, **common)
-    rows["+CPT+SFT"] = score(HFWorldModel.from_pretrained(sft), items, domain, a.max_new_tokens)
+    row("+CPT+SFT", HFWorldModel.from_pretrained(sft))
     why = train("sft", train_eps, out / "sft_reasoning", model=cpt, reasoning="domain", **lora, **common)
-    rows["+CPT+SFT(reasoning)"] = score(
-        HFWorldModel.from_pretrained(why), items, domain, a.max_new_tokens)
-    rl = train("rl", train_eps, out / "rl", model=sft, **lora, **common,
-               group_size=4, batch_size=2, max_new_tokens=a.max_new_tokens, max_seq_len=768,
-               lr=a.rl_lr, kl_coef=0.02, domain="terminal")
-    rows["+CPT+SFT+RL"] = score(HFWorldModel.from_pretrained(rl), items, domain, a.max_new_tokens)
-    return {f"{name} {k}": v for k, v in rows.items()}
+    row("+CPT+SFT(reasoning)", HFWorldModel.from_pretrained(why))
+    rl_opts = {**common, "batch_size": 2, "lr": a.rl_lr}
+    rl = train("rl", train_eps, out / "rl", model=sft, **lora, **rl_opts,
+               group_size=4, max_new_tokens=a.max_new_tokens, max_seq_len=768,
+               kl_coef=0.02, domain="terminal")
+    row("+CPT+SFT+RL", HFWorldModel.from_pretrained(rl))
+
+
+def smollm2_dir(path: str) -> str:
+    """``path`` holding a prepared SmolLM2 checkpoint, preparing it first when it holds none."""
+    from agentworld.trainers.models import is_checkpoint_dir
+    from agentworld.trainers.pretrained import prepare_base
+
+    if not is_checkpoint_dir(path):
+        prepare_base("smollm2", path, force=True, log=lambda line: print(f"  {line}", flush=True))
+    return path
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="tiny smoke run (a few minutes)")
-    p.add_argument("--episodes", type=int, default=240)
-    p.add_argument("--minutes", type=float, default=50.0, help="training minutes per model")
+    p.add_argument("--episodes", type=int, default=2000)
+    p.add_argument("--tiny-minutes", type=float, default=20.0,
+                   help="training minutes of the tiny model, split over its 4 trained stages")
+    p.add_argument("--smollm2-minutes", type=float, default=20.0,
+                   help="training minutes of SmolLM2 (LoRA), split over its 4 trained stages")
     p.add_argument("--max-transitions", type=int, default=120)
     p.add_argument("--max-new-tokens", type=int, default=96)
     p.add_argument("--rl-lr", type=float, default=2e-4)
-    p.add_argument("--smollm2", help="prepared SmolLM2 checkpoint dir (agentworld models prepare smollm2)")
+    p.add_argument("--smollm2-lr", type=float, default=1e-3, help="CPT/SFT learning rate of the LoRA")
+    p.add_argument("--smollm2", default="runs/smollm2",
+                   help="SmolLM2 checkpoint dir; prepared there when missing")
+    p.add_argument("--models", default="tiny,smollm2", help="comma-separated: tiny, smollm2")
     p.add_argument("--out", default="runs/bench_stages")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
     if a.quick:
-        a.episodes, a.minutes, a.max_transitions, a.max_new_tokens = 30, 2.0, 16, 48
+        a.episodes, a.max_transitions, a.max_new_tokens = 30, 16, 48
+        a.tiny_minutes = a.smollm2_minutes = 2.0
     torch.set_num_threads(2)
     out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
     domain = plugins.get_domain("terminal")
     t0 = time.perf_counter()
     episodes = collect(domain, a.episodes, policies={"scripted": 0.5, "random": 0.5},
@@ -93,14 +125,23 @@ def main() -> None:
     tok = train_tokenizer(corpus_texts(train_eps), 3072, out / "tokenizer")
     torch.manual_seed(a.seed)
     tiny = "tiny-test" if a.quick else "default"
-    table |= ladder("tiny", {"model": tiny, "tokenizer": str(out / "tokenizer"),
-                             "_loaded": load_model(tiny, tok)}, train_eps, items, domain, out / "tiny", a)
-    if a.smollm2:
-        base = {"model": a.smollm2, "lora": {"r": 16, "alpha": 32}, "_loaded": load_model(a.smollm2)}
-        table |= ladder("smollm2", base, train_eps, items, domain, out / "smollm2", a)
+    models = a.models.split(",")
+    if unknown := set(models) - {"tiny", "smollm2"}:
+        p.error(f"unknown --models {sorted(unknown)}; valid: tiny, smollm2")
+    if "tiny" in models:
+        ladder("tiny", {"model": tiny, "tokenizer": str(out / "tokenizer"),
+                        "_loaded": load_model(tiny, tok)},
+               a.tiny_minutes, train_eps, items, domain, out / "tiny", a, table)
+    if "smollm2" in models:
+        path = smollm2_dir(a.smollm2)
+        base = {"model": path, "lora": {"r": 16, "alpha": 32}, "_loaded": load_model(path)}
+        # 135M parameters train at ~150 tokens/s here: small batches give more optimizer steps.
+        ladder("smollm2", base, a.smollm2_minutes, train_eps, items, domain, out / "smollm2", a,
+               table, batch_size=2, lr=a.smollm2_lr)
     lines = ["| model | " + " | ".join(METRICS) + " |", "|---" * (len(METRICS) + 1) + "|"]
     lines += [f"| {k} | " + " | ".join(f"{v[m]:.3f}" for m in METRICS) + " |" for k, v in table.items()]
     print("\n".join(lines))
+    print(f"wall time {(time.perf_counter() - start) / 60:.1f} min")
     (out / "stages.json").write_text(json.dumps(table, indent=1))
 
 

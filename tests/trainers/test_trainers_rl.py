@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
-
 from agentworld.core import plugins
 from agentworld.core.hookspecs import hookimpl
 from agentworld.core.plugins import UnknownPluginError
@@ -18,6 +16,8 @@ from agentworld.trainers import grpo
 from agentworld.trainers.models import ModelSpecError, load_model
 from agentworld.trainers.rl import RlTrainer, answer_batch, answer_logprobs
 from agentworld.trainers.rl_data import build_prompts, chat_render, generate_groups
+from test_trainers_tracking import scalars
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 TARGET = "hello"  # one token of the test tokenizer
 
@@ -248,12 +248,11 @@ def test_model_dir_without_tokenizer_fails(corpus, toy_reward, tmp_path):
 
 def test_cli_and_pipeline_run_the_rl_stage(corpus, grpo_run, toy_reward, tmp_path):
     """``agentworld train rl --model CKPT`` and a pipeline ``[rl]`` table both reach the trainer."""
-    from typer.testing import CliRunner
-
     from agentworld.core.cli import app
     from agentworld.core.config import parse_config
     from agentworld.core.io import write_episodes
     from agentworld.core.pipeline import run_pipeline
+    from typer.testing import CliRunner
 
     data = tmp_path / "train.jsonl"
     write_episodes(str(data), corpus)
@@ -274,3 +273,17 @@ def test_cli_and_pipeline_run_the_rl_stage(corpus, grpo_run, toy_reward, tmp_pat
     state = run_pipeline(config)
     assert state.checkpoint == str(tmp_path / "pipe" / "checkpoints" / "rl")
     assert [r["step"] for r in log(state.checkpoint)] == [1]
+
+
+def test_rl_sends_reward_components_and_kl_to_tensorboard(
+    corpus, tokenizer_dir, toy_reward, tmp_path
+):
+    out = tmp_path / "rl"
+    RlTrainer().train(corpus, options(
+        tokenizer_dir, out, max_steps=2, group_size=4, lora={"r": 4, "alpha": 8},
+        report_to=["tensorboard"],
+    ))
+    records = log(out)
+    for tag in ("reward", "reward/toy_target", "kl", "format_valid", "response_len"):
+        values = scalars(out, tag)
+        assert values == pytest.approx({r["step"]: r[tag] for r in records}, rel=1e-6), tag

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from agentworld.trainers.tracking import check_trackers
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
@@ -58,6 +59,9 @@ class TrainConfig(BaseModel):
         mixed_precision: Passed to ``accelerate.Accelerator`` (``"bf16"`` on GPUs that have it);
             ``None`` takes it from ``accelerate launch`` / its config file (``"no"`` when not launched).
         progress: Show a rich progress bar.
+        report_to: accelerate tracker names (``"tensorboard"``, ``"wandb"``, ``"trackio"``, ...)
+            that also receive every log record (under ``output_dir/runs``); empty =
+            ``train_log.jsonl`` and console only. See :mod:`agentworld.trainers.tracking`.
         callback: Called with every log record (programmatic use only).
     """
 
@@ -87,7 +91,20 @@ class TrainConfig(BaseModel):
     num_threads: int | None = Field(None, ge=1)
     mixed_precision: Literal["no", "fp16", "bf16"] | None = None
     progress: bool = False
+    report_to: list[str] = Field(default_factory=list)
     callback: Callable[[dict[str, Any]], None] | None = Field(None, exclude=True)
+
+    @field_validator("report_to", mode="before")
+    @classmethod
+    def _tracker_name(cls, value: Any) -> Any:
+        if isinstance(value, str):  # report_to = "tensorboard" or "none", as in transformers
+            return [] if value == "none" else [value]
+        return value
+
+    @field_validator("report_to")
+    @classmethod
+    def _trackers(cls, value: list[str]) -> list[str]:
+        return check_trackers(value)
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:

@@ -27,6 +27,7 @@ from agentworld.trainers.data import Sample, batch_stream, collate, length_batch
 from agentworld.trainers.models import is_checkpoint_dir, load_model, num_parameters
 from agentworld.trainers.progress import Reporter
 from agentworld.trainers.tokenizer import train_tokenizer
+from agentworld.trainers.tracking import start_trackers
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 
@@ -200,6 +201,7 @@ class BaseTrainer:
             f"{self.name}: {len(data)} sequences, {num_parameters(model):,} parameters "
             f"({params:,} trainable), {total or '?'} steps"
         )
+        start_trackers(acc, cfg.report_to, out, f"agentworld-{self.name}", cfg.model_dump(mode="json"))
         start, base_elapsed = time.perf_counter(), c["elapsed_s"]
         window_loss, window_steps, window_tokens, window_t = 0.0, 0, 0, time.perf_counter()
         model.train()
@@ -249,6 +251,8 @@ class BaseTrainer:
                 }
                 if acc.is_main_process:
                     ckpt.append_log(out, record)
+                if cfg.report_to:
+                    acc.log(record, step=c["step"])
                 reporter.log(record)
                 window_loss, window_steps, window_tokens, window_t = 0.0, 0, 0, now
             reporter.advance(c["step"])
@@ -257,6 +261,8 @@ class BaseTrainer:
                 self._save(acc, model, tokenizer, cfg, out, c, start, base_elapsed)
                 window_t += time.perf_counter() - t_save  # keep tokens/s about training only
         reporter.close()
+        if cfg.report_to:
+            acc.end_training()
         self._save(acc, model, tokenizer, cfg, out, c, start, base_elapsed)
 
     def _save(

@@ -41,6 +41,7 @@ from agentworld.trainers.models import (
     num_parameters,
 )
 from agentworld.trainers.progress import Reporter
+from agentworld.trainers.tracking import start_trackers
 from agentworld.trainers.rl_data import (
     RlPrompt,
     Rollout,
@@ -73,8 +74,6 @@ class RlConfig(TrainConfig):
         engine_options: :class:`~agentworld.sim.engine.PagedEngine` options (``num_blocks``,
             ``block_size``, ``max_num_batched_tokens``, ...); by default the KV pool is sized
             to one step's rollouts.
-        report_to: accelerate tracker names (``"tensorboard"``, ``"wandb"``, ``"trackio"``,
-            ...) that also receive every log record; empty = ``train_log.jsonl`` and console only.
     """
 
     lr: float = Field(1e-5, gt=0)
@@ -94,7 +93,6 @@ class RlConfig(TrainConfig):
     reward_options: dict[str, Any] = Field(default_factory=dict)
     domain: str | None = None
     engine_options: dict[str, Any] = Field(default_factory=dict)
-    report_to: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _lengths(self) -> RlConfig:
@@ -152,8 +150,7 @@ class RlTrainer(BaseTrainer):
         """Bad input fails here, before any model is loaded.
 
         Raises:
-            ValueError: no episode has a step (no reference observation), bad reward weights,
-                an unknown ``report_to`` tracker.
+            ValueError: no episode has a step (no reference observation), bad reward weights.
             agentworld.core.plugins.UnknownPluginError: the reward (or a hybrid component)
                 or ``domain`` is not installed.
             agentworld.trainers.models.ModelSpecError: ``model`` is a directory without a
@@ -173,13 +170,6 @@ class RlTrainer(BaseTrainer):
                 f"model directory {cfg.model!r} has no tokenizer (none of "
                 f"{', '.join(TOKENIZER_FILES)}); save one next to the model or set tokenizer=<dir>"
             )
-        if cfg.report_to:
-            from accelerate.utils import LoggerType
-
-            valid = {t.value for t in LoggerType}
-            unknown = sorted(set(cfg.report_to) - valid)
-            if unknown:
-                raise ValueError(f"unknown report_to {unknown}; valid: {', '.join(sorted(valid))}")
         self._reward = build_reward(cfg)
 
     def samples(
@@ -247,11 +237,7 @@ class RlTrainer(BaseTrainer):
             f"rl: {len(self._prompts)} prompts x {cfg.group_size} answers, "
             f"{num_parameters(model):,} parameters ({trainable:,} trainable), {total or '?'} steps"
         )
-        if cfg.report_to:
-            from accelerate.tracking import filter_trackers
-
-            acc.log_with = filter_trackers(cfg.report_to, str(out / "runs"))
-            acc.init_trackers("agentworld-rl", config=cfg.model_dump(mode="json"))
+        start_trackers(acc, cfg.report_to, out, "agentworld-rl", cfg.model_dump(mode="json"))
         start, base_elapsed = time.perf_counter(), c["elapsed_s"]
 
         def finished() -> bool:
