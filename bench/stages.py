@@ -58,11 +58,15 @@ def ladder(name: str, base: dict, minutes: float, train_eps, items, domain, out:
               flush=True)
         (Path(a.out) / "stages.json").write_text(json.dumps(table, indent=1))
 
+    # Base and CPT-only models are also scored on the CPT transcript (the text CPT trains on;
+    # they never learned the chat answer format, where they score ~0).
     model, tok = base.pop("_loaded")
     row("base", HFWorldModel(model, tok))
+    row("base (transcript)", HFWorldModel(model, tok, prompt_format="transcript"))
     del model
     cpt = train("cpt", train_eps, out / "cpt", **base, **common)
     row("+CPT", HFWorldModel.from_pretrained(cpt))
+    row("+CPT (transcript)", HFWorldModel.from_pretrained(cpt, prompt_format="transcript"))
     lora = {"lora": base["lora"]} if "lora" in base else {}
     sft = train("sft", train_eps, out / "sft", model=cpt, **lora, **common)
     row("+CPT+SFT", HFWorldModel.from_pretrained(sft))

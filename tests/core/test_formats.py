@@ -1,4 +1,11 @@
-from agentworld.core.formats import cpt_text, episode_messages, parse_prediction, sft_pair, wrap_observation
+from agentworld.core.formats import (
+    cpt_text,
+    episode_messages,
+    parse_prediction,
+    sft_pair,
+    transcript_prompt,
+    wrap_observation,
+)
 
 
 def test_wrap_and_parse_round_trip():
@@ -33,3 +40,12 @@ def test_episode_messages_and_cpt_text(episodes):
     text = cpt_text(ep)
     assert ">>> echo 0\n0\nuser@sandbox:~$ " in text
     assert text.count(">>> ") == 3
+
+
+def test_transcript_prompt_is_the_cpt_text_prefix_before_each_observation(episodes):
+    for ep in episodes:
+        messages, text = episode_messages(ep), cpt_text(ep)
+        for t, step in enumerate(ep.steps):
+            prefix = transcript_prompt(messages[: 2 + 2 * t])
+            assert prefix.endswith(f">>> {step.action.text}\n")
+            assert text.startswith(prefix + step.observation.text + "\n")

@@ -83,16 +83,25 @@ ANSWER = "<predicted_observation>\nhello.txt\n</predicted_observation>"
 ANSWER_WITH_REWARD = ANSWER + "\n<reward>1</reward><terminated>true</terminated>"
 
 
-def train_constant(path: Path, *, steps: int = 60, seed: int = 0, answer: str = ANSWER) -> Path:
-    """Train a tiny Qwen3 for ``steps`` steps to always answer ``answer``; save it to ``path``."""
+def train_constant(
+    path: Path, *, steps: int = 60, seed: int = 0, answer: str = ANSWER, transcript: bool = False
+) -> Path:
+    """Train a tiny Qwen3 for ``steps`` steps to always answer ``answer``; save it to ``path``.
+
+    With ``transcript`` the prompts are CPT transcripts (``transcript_prompt``) and the
+    target is ``answer`` followed by the next action line's ``\n>>> ``.
+    """
     import random
     import string
+
+    from agentworld.core.formats import transcript_prompt
 
     save_checkpoint(path, "qwen3", seed=seed)
     model = Qwen3ForCausalLM.from_pretrained(path)
     tokenizer = PreTrainedTokenizerFast.from_pretrained(path)
     rng = random.Random(seed)
-    target = tokenizer(answer + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    end = "\n>>> " if transcript else "<|im_end|>"
+    target = tokenizer(answer + end, add_special_tokens=False)["input_ids"]
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     model.train()
     for _ in range(steps):
@@ -106,9 +115,11 @@ def train_constant(path: Path, *, steps: int = 60, seed: int = 0, answer: str = 
                 ]
             action = "".join(rng.choices(string.printable, k=rng.randint(0, 100)))
             messages.append({"role": "user", "content": action})
-            prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True)[
-                "input_ids"
-            ]
+            if transcript:
+                prompt = tokenizer(transcript_prompt(messages), add_special_tokens=False)
+            else:
+                prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+            prompt = prompt["input_ids"]
             rows.append((list(prompt), target))
         width = max(len(p) + len(t) for p, t in rows)
         ids = torch.full((len(rows), width), tokenizer.pad_token_id)

@@ -136,3 +136,26 @@ def test_trained_model_answer_is_parsed(trained_dir: Path) -> None:
     for p in predictions:
         assert p.observation == "hello.txt" and p.text.endswith(OBS_CLOSE)
         assert p.num_tokens < 40
+
+
+def test_transcript_format_serves_a_cpt_style_model(tmp_path: Path) -> None:
+    from conftest import train_constant
+
+    from agentworld.core.formats import transcript_prompt
+
+    path = train_constant(tmp_path / "cpt", answer="hello.txt", transcript=True, steps=80)
+    wm = HFWorldModel.from_pretrained(str(path), device="cpu", prompt_format="transcript")
+    batch = requests(4)
+    # The prompt is the CPT transcript text, not the chat template.
+    expected = wm.tokenizer(transcript_prompt(batch[1]), add_special_tokens=False)["input_ids"]
+    assert wm.render(batch[1]) == expected
+    assert transcript_prompt(batch[1]).endswith("\n>>> cat notes.md x\n")
+    predictions = wm.predict(batch, max_new_tokens=24)
+    assert [p.observation for p in predictions] == ["hello.txt"] * 4
+    assert all(p.text.startswith("hello.txt\n>>> ") for p in predictions)
+    # Cut before the next action line: malformed, not a silent partial observation.
+    assert [p.observation for p in wm.predict(batch[:2], max_new_tokens=1)] == [None, None]
+    with pytest.raises(ValueError, match="prompt_format"):
+        HFWorldModel(wm.model, wm.tokenizer, prompt_format="raw")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="reward footers"):
+        HFWorldModel(wm.model, wm.tokenizer, prompt_format="transcript", rewards=True)

@@ -43,6 +43,7 @@ _FOOTER = re.compile(
 
 Message = dict[str, str]
 INITIAL_MARKER = "Initial observation:\n"
+ACTION_PREFIX = ">>> "  # starts each action line of a CPT transcript (:func:`cpt_text`)
 
 
 def wrap_observation(
@@ -219,7 +220,7 @@ def cpt_text(episode: Episode) -> str:
     rewards = bool(episode.metadata.get("rewards"))
     lines = [system_message(episode)]
     for step in episode.steps:
-        lines.append(f">>> {step.action.text}")
+        lines.append(f"{ACTION_PREFIX}{step.action.text}")
         lines.append(step.observation.text)
         if rewards:
             done = "true" if step.terminated else "false"
@@ -227,4 +228,25 @@ def cpt_text(episode: Episode) -> str:
                 f"{REWARD_OPEN}{step.reward:g}{REWARD_CLOSE}"
                 f"{TERMINATED_OPEN}{done}{TERMINATED_CLOSE}"
             )
+    return "\n".join(lines) + "\n"
+
+
+def transcript_prompt(messages: list[Message]) -> str:
+    """A chat request as the :func:`cpt_text` transcript, up to where the next observation begins.
+
+    ``messages`` is ``[system?, (user, assistant) * T, user]``: the system content, each
+    action on an ``>>> `` line and each answer with its observation block unwrapped (so a
+    reward footer lands on its own line, as in :func:`cpt_text`), then the final action line
+    and a newline. A model that has seen only CPT documents predicts the next observation
+    by continuing this text up to the next ``\n>>> `` line.
+    """
+    lines = []
+    for message in messages:
+        content = message["content"]
+        if message["role"] == "user":
+            lines.append(f"{ACTION_PREFIX}{content}")
+        elif message["role"] == "assistant":
+            lines.append(_BLOCK.sub(lambda block: block.group(1), content))
+        else:
+            lines.append(content)
     return "\n".join(lines) + "\n"

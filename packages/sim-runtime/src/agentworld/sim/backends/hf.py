@@ -11,7 +11,13 @@ from typing import Any, Literal
 
 import torch
 from agentworld.core.card import read_card
-from agentworld.core.formats import OBS_CLOSE, TERMINATED_CLOSE, parse_prediction
+from agentworld.core.formats import (
+    ACTION_PREFIX,
+    OBS_CLOSE,
+    TERMINATED_CLOSE,
+    parse_prediction,
+    transcript_prompt,
+)
 from agentworld.core.protocols import Domain
 from agentworld.core.types import Prediction
 from agentworld.sim.engine import EngineLoop, PagedEngine
@@ -30,6 +36,7 @@ from transformers import (
 logger = logging.getLogger(__name__)
 
 STOP_TOKENS = ("<|im_end|>", "<|endoftext|>")
+TRANSCRIPT_STOP = f"\n{ACTION_PREFIX}"  # a CPT transcript's next action line
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -112,9 +119,16 @@ class HFWorldModel:
         history_window: Turns of history the model was trained to see (``None``: all);
             read by :class:`~agentworld.sim.simulator.Simulator`.
         domain: Name of the domain the model simulates (``None``: unknown).
+        prompt_format: ``"chat"`` (default): the chat template, answers parsed for the
+            observation block. ``"transcript"``: the request is rendered as the CPT document
+            text (:func:`agentworld.core.formats.transcript_prompt`) and the observation is
+            the continuation up to the next ``\n>>> `` action line (or eos): how a base or
+            CPT-only checkpoint, which never learned the block, simulates. A continuation cut
+            by ``max_new_tokens`` is malformed (``observation=None``).
 
     Raises:
-        ValueError: The tokenizer has no chat template, or ``engine`` is an unknown name.
+        ValueError: The tokenizer has no chat template (``"chat"``), ``engine`` or
+            ``prompt_format`` is an unknown name, or ``"transcript"`` with ``rewards``.
     """
 
     def __init__(
@@ -132,12 +146,20 @@ class HFWorldModel:
         rewards: bool = False,
         history_window: int | None = None,
         domain: str | None = None,
+        prompt_format: Literal["chat", "transcript"] = "chat",
     ):
-        if not tokenizer.chat_template:
+        if prompt_format not in ("chat", "transcript"):
+            raise ValueError(f"prompt_format must be 'chat' or 'transcript', got {prompt_format!r}")
+        if prompt_format == "chat" and not tokenizer.chat_template:
             raise ValueError("the tokenizer has no chat template; a ChatML template is expected")
+        if prompt_format == "transcript" and rewards:
+            raise ValueError("prompt_format='transcript' does not parse reward footers; use 'chat'")
         self.model, self.tokenizer = model, tokenizer
         self.rewards, self.history_window, self.domain = rewards, history_window, domain
+        self.prompt_format = prompt_format
         stop = (TERMINATED_CLOSE,) if rewards else (OBS_CLOSE,)
+        if prompt_format == "transcript":
+            stop = (TRANSCRIPT_STOP,)
         self.params = SamplingParams(max_new_tokens, temperature, top_p, stop=stop)
         self.seed = seed
         config = model.config.get_text_config()
@@ -192,7 +214,7 @@ class HFWorldModel:
 
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
         ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``rewards``,
-        ``history_window``, ``domain``); ``rewards``, ``history_window`` and ``domain``
+        ``history_window``, ``domain``, ``prompt_format``); ``rewards``, ``history_window`` and ``domain``
         default to the checkpoint's world-model card (``agentworld.json``,
         :mod:`agentworld.core.card`). ``gguf_file`` names a GGUF file inside ``path`` to
         dequantise.
@@ -230,7 +252,11 @@ class HFWorldModel:
         return sorted(set(ids))
 
     def render(self, messages: Sequence[Message]) -> list[int]:
-        """Prompt ids ``[seq_len]`` of ``messages`` with the assistant generation prompt."""
+        """Prompt ids ``[seq_len]`` of ``messages`` with the assistant generation prompt
+        (``"transcript"``: the transcript text, no special tokens)."""
+        if self.prompt_format == "transcript":
+            text = transcript_prompt(list(messages))
+            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         encoded = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True)
         return list(encoded["input_ids"])
 
@@ -313,9 +339,14 @@ class HFWorldModel:
         if output.finish_reason == "stop" and ids and ids[-1] in self.stop_ids:
             ids = ids[:-1]
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
-        return Prediction(
-            text=text, observation=parse_prediction(text), num_tokens=len(output.token_ids)
-        )
+        if self.prompt_format == "transcript":
+            head, stopped, _ = text.partition(TRANSCRIPT_STOP)
+            if not stopped and output.finish_reason == "stop":  # eos: documents end with "\n"
+                head, stopped = head.removesuffix("\n"), "eos"
+            observation = head if stopped else None
+        else:
+            observation = parse_prediction(text)
+        return Prediction(text=text, observation=observation, num_tokens=len(output.token_ids))
 
     def close_episode(self, episode_id: str) -> None:
         """Release an episode's pinned KV (paged engine; a no-op otherwise or if unknown)."""
