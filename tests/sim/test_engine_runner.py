@@ -208,3 +208,44 @@ def test_plan_groups_batches_decodes_and_isolates_long_prefills() -> None:
     assert set(decodes) == set(range(40)) | {43}
     assert [40] in groups  # the 300-token prefill attends alone
     assert any(set(g) == {41, 42} for g in groups)
+
+
+def test_decode_reuses_gathered_blocks_and_stays_exact(models) -> None:
+    """CPU decode groups keep their gathered keys/values: a steady decode step copies one block
+    per sequence (its last), yet logits stay exact through a block rewrite (copy-on-write into
+    a reused block), a sequence leaving the group and a reordered group."""
+    reference, runner = models
+    assert runner._gather_caches, "reuse is on by default on a CPU"
+    seqs = [tokens(40, seed=60 + i) for i in range(3)]
+    expected = [full_logits(reference, s) for s in seqs]
+    blocks = Blocks(runner.num_blocks, seed=6)
+    tables = [blocks.take(40) for _ in seqs]
+    runner.forward([ForwardItem(s[:9], 0, t, False) for s, t in zip(seqs, tables)])
+    pos, copied = [9, 9, 9], []
+
+    def decode(order: list[int]) -> None:
+        items = [ForwardItem([seqs[i][pos[i]]], pos[i], tables[i], True) for i in order]
+        for i, row in zip(order, runner.forward(items)):
+            torch.testing.assert_close(row, expected[i][pos[i]], atol=ATOL, rtol=0)
+            pos[i] += 1
+        copied.append(runner.gathered_blocks)
+
+    for _ in range(4):  # positions 9..12: the third block of each sequence
+        decode([0, 1, 2])
+    # First pass copies all 3 blocks of the 3 sequences; then only each one's last block.
+    assert copied == [9, 3, 3, 3]
+    # Move sequence 1's third block: same content in another block (copy-on-write).
+    moved = blocks.take(1)[0]
+    runner.copy_block(tables[1][2], moved)
+    tables[1][2] = moved
+    decode([0, 1, 2])  # position 13: the three last blocks plus the moved one
+    assert copied[-1] == 4
+    for _ in range(3):  # positions 14..16: crossing into the fifth block adds a column
+        decode([0, 1, 2])
+    assert copied[-3:] == [3, 3, 3]
+    decode([0, 2])  # sequence 1 pauses: a different group layout, gathered afresh
+    assert copied[-1] == 2 * 5
+    decode([2, 0, 1])  # and comes back in another order
+    assert copied[-1] == 3 * 5 and pos == [19, 18, 19]
+    runner_off = ModelRunner(tiny_model("qwen3"), num_blocks=8, block_size=BLOCK, reuse_gathers=False)
+    assert not runner_off._gather_caches

@@ -28,6 +28,8 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
+from agentworld.sim.engine.gather_cache import GatherPlan
+
 ATTENTION_NAME = "agentworld_paged"
 
 
@@ -50,6 +52,9 @@ class AttentionGroup:
             gathered keys are written to (reused by every layer and group: gathering into
             a warm buffer is ~2x faster on a CPU than allocating a fresh one).
         value_buffer: Same as ``key_buffer``, for values.
+        cached: A decode group whose gathered keys/values persist between forward passes
+            (:mod:`agentworld.sim.engine.gather_cache`): only its ``src_blocks`` are copied,
+            into its own per-layer buffers (``key_buffer``/``value_buffer`` are then unused).
     """
 
     query_index: torch.Tensor
@@ -59,6 +64,7 @@ class AttentionGroup:
     out_tokens: torch.Tensor
     key_buffer: torch.Tensor
     value_buffer: torch.Tensor
+    cached: GatherPlan | None = None
 
 
 @dataclass(slots=True)
@@ -102,6 +108,7 @@ def attend_group(
     group: AttentionGroup,
     scale: float | None,
     out: torch.Tensor,
+    layer: int = 0,
 ) -> None:
     """Attention of one group's queries over their cached context, written into ``out``.
 
@@ -112,6 +119,7 @@ def attend_group(
         group: The items to attend (see :class:`AttentionGroup`).
         scale: Softmax scale (``None``: ``head_dim ** -0.5``).
         out: ``[total_tokens, num_heads, head_dim]``; the group's rows are filled in.
+        layer: Layer index (selects a cached group's buffers).
     """
     n, max_q = group.query_index.shape
     num_heads, _, head_dim = query.shape
@@ -120,9 +128,17 @@ def attend_group(
     # [H, n * max_q, D] -> [n, H_kv, rep * max_q, D]: query head h uses key/value head h // rep.
     q = query.index_select(1, group.query_index.flatten()).view(num_heads, n, max_q, head_dim)
     q = q.transpose(0, 1).reshape(n, num_kv_heads, rep * max_q, head_dim)
-    blocks, num_blocks = group.block_table.flatten(), key_cache.shape[0]
-    k = torch.index_select(key_cache.view(num_blocks, -1), 0, blocks, out=group.key_buffer)
-    v = torch.index_select(value_cache.view(num_blocks, -1), 0, blocks, out=group.value_buffer)
+    num_blocks = key_cache.shape[0]
+    if group.cached is not None:  # copy only the blocks changed since the last pass
+        plan = group.cached
+        k, v = plan.keys[layer], plan.values[layer]
+        if plan.dst_rows.numel():
+            k.index_copy_(0, plan.dst_rows, key_cache.view(num_blocks, -1)[plan.src_blocks])
+            v.index_copy_(0, plan.dst_rows, value_cache.view(num_blocks, -1)[plan.src_blocks])
+    else:
+        blocks = group.block_table.flatten()
+        k = torch.index_select(key_cache.view(num_blocks, -1), 0, blocks, out=group.key_buffer)
+        v = torch.index_select(value_cache.view(num_blocks, -1), 0, blocks, out=group.value_buffer)
     k = k.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)  # [n, H_kv, max_blocks * bs, D]
     v = v.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)
     o = F.scaled_dot_product_attention(q, k, v, attn_mask=group.mask, scale=scale)
@@ -173,7 +189,7 @@ def paged_attention(
     q = query[0]
     out = q.new_empty(q.shape[1], q.shape[0], q.shape[2])
     for group in paged.groups:
-        attend_group(q, key_cache, value_cache, group, scaling, out)
+        attend_group(q, key_cache, value_cache, group, scaling, out, layer)
     return out.unsqueeze(0), None
 
 

@@ -94,6 +94,8 @@ class PagedEngine:
         enable_prefix_caching: Reuse hashed full blocks across sequences.
         max_positions: Context window (tokens); default the model's ``max_position_embeddings``.
         salt: Model version mixed into block hashes (change it with :meth:`reset_prefix_cache`).
+        reuse_gathers: Keep decode groups' gathered keys/values between iterations
+            (:class:`~agentworld.sim.engine.runner.ModelRunner`); ``None``: on a CPU only.
         runner: A model runner to use instead of building ``ModelRunner(model, ...)``.
     """
 
@@ -111,6 +113,7 @@ class PagedEngine:
         enable_prefix_caching: bool = True,
         max_positions: int | None = None,
         salt: str = "",
+        reuse_gathers: bool | None = None,
         runner: Any = None,
     ):
         config = model.config.get_text_config() if model is not None else None
@@ -121,7 +124,9 @@ class PagedEngine:
                 num_blocks = default_num_blocks(
                     model, block_size, kv_cache_bytes, max_positions, max_num_seqs
                 )
-            runner = ModelRunner(model, num_blocks=num_blocks, block_size=block_size)
+            runner = ModelRunner(
+                model, num_blocks=num_blocks, block_size=block_size, reuse_gathers=reuse_gathers
+            )
         self.runner = runner
         self.device = getattr(model, "device", torch.device("cpu"))
         self.vocab_size: int | None = getattr(config, "vocab_size", None)

@@ -17,6 +17,7 @@ import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
 from agentworld.sim.engine.attention import AttentionGroup, PagedBatch, register
+from agentworld.sim.engine.gather_cache import GatherCache
 
 # Padding an attention group is accepted while its padded score count stays within
 # PAD_SLACK x the real count plus PAD_ALLOWANCE scores (an extra SDPA call costs more
@@ -99,12 +100,22 @@ class ModelRunner:
             in eval mode.
         num_blocks: Blocks in the pool (> 0).
         block_size: Tokens per block (> 0).
+        reuse_gathers: Keep decode groups' gathered keys/values between forward passes and
+            copy only changed blocks (:mod:`agentworld.sim.engine.gather_cache`); costs up to
+            the pool's size again in memory. ``None``: on for a CPU device, off otherwise.
 
     Raises:
         ValueError: ``num_blocks`` or ``block_size`` is not positive.
     """
 
-    def __init__(self, model: PreTrainedModel, *, num_blocks: int, block_size: int = 16):
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        *,
+        num_blocks: int,
+        block_size: int = 16,
+        reuse_gathers: bool | None = None,
+    ):
         if num_blocks < 1 or block_size < 1:
             raise ValueError(
                 f"num_blocks and block_size must be >= 1, got {num_blocks} and {block_size}"
@@ -123,6 +134,17 @@ class ModelRunner:
         self._mask_placeholder = torch.ones(1, 1, 1, 1, dtype=torch.bool, device=self.device)
         self._block_numel = block_size * num_kv_heads * head_dim
         self._gather_buffer = torch.empty(0, dtype=self.dtype, device=self.device)
+        # Content version of every block, bumped whenever the block is written.
+        self._versions = torch.zeros(num_blocks, dtype=torch.long)
+        if reuse_gathers is None:
+            reuse_gathers = self.device.type == "cpu"
+        pool_bytes = 2 * num_layers * num_blocks * self._block_numel * self.key_cache[0].element_size()
+        self._gather_caches = (
+            [GatherCache(num_layers, self._block_numel, self.dtype, self.device, pool_bytes)]
+            if reuse_gathers
+            else []
+        )
+        self.gathered_blocks = 0  # blocks copied per layer by the last forward pass's gathers
         model.set_attn_implementation(register())
 
     @staticmethod
@@ -147,14 +169,21 @@ class ModelRunner:
         """
         assert items, "forward needs at least one item"
         token_ids, positions, batch, logits_index = self.prepare(items)
-        out = self.model(
-            input_ids=token_ids[None],
-            position_ids=positions[None],
-            attention_mask=self._mask_placeholder,
-            use_cache=False,
-            logits_to_keep=logits_index,
-            paged=batch,
-        )
+        try:
+            out = self.model(
+                input_ids=token_ids[None],
+                position_ids=positions[None],
+                attention_mask=self._mask_placeholder,
+                use_cache=False,
+                logits_to_keep=logits_index,
+                paged=batch,
+            )
+        except BaseException:
+            for cache in self._gather_caches:  # some layers' buffers may be behind
+                cache.clear()
+            raise
+        for cache in self._gather_caches:
+            cache.commit()
         return out.logits[0].float()
 
     def prepare(
@@ -181,17 +210,32 @@ class ModelRunner:
             if item.need_logits:
                 logits_index.append(len(token_ids) - 1)
         assert len(set(slots)) == len(slots), "two new tokens map to the same pool slot"
+        self._versions[sorted({slot // bs for slot in slots})] += 1  # written by this pass
         q_lens = [len(item.token_ids) for item in items]
         ctx_lens = [item.start_pos + q for item, q in zip(items, q_lens)]
         plan = plan_groups(q_lens, ctx_lens)
         rows = max(len(g) * -(-max(ctx_lens[i] for i in g) // bs) for g in plan)
         if self._gather_buffer.numel() < 2 * rows * self._block_numel:
             self._gather_buffer = self._gather_buffer.new_empty(2 * rows * self._block_numel)
-        groups = [self._group([items[i] for i in g], [offsets[i] for i in g]) for g in plan]
+        decode = iter(self._gather_caches)  # one cache for the first all-decode group
+        groups = [
+            self._group(
+                [items[i] for i in g],
+                [offsets[i] for i in g],
+                next(decode, None) if all(q_lens[i] == 1 for i in g) else None,
+            )
+            for g in plan
+        ]
+        self.gathered_blocks = sum(
+            (g.cached.dst_rows.numel() if g.cached is not None else g.block_table.numel())
+            for g in groups
+        )
         batch = PagedBatch(self.key_cache, self.value_cache, self._tensor(slots), groups)
         return self._tensor(token_ids), self._tensor(positions), batch, self._tensor(logits_index)
 
-    def _group(self, items: list[ForwardItem], offsets: list[int]) -> AttentionGroup:
+    def _group(
+        self, items: list[ForwardItem], offsets: list[int], cache: GatherCache | None
+    ) -> AttentionGroup:
         bs = self.block_size
         q_lens = torch.tensor([len(item.token_ids) for item in items])
         start = torch.tensor([item.start_pos for item in items])
@@ -210,6 +254,10 @@ class ModelRunner:
         mask = torch.zeros(allowed.shape, dtype=self.dtype).masked_fill_(~allowed, float("-inf"))
         out_rows = (j[None, :] < q_lens[:, None]).flatten().nonzero().squeeze(1)
         out_tokens = query_index.flatten()[out_rows]
+        cached = None
+        if cache is not None:
+            valid = torch.arange(max_blocks)[None, :] < torch.tensor(num_blocks)[:, None]
+            cached = cache.plan(table, valid, self._versions)
         to = self.device
         size = len(items) * max_blocks * self._block_numel
         buffers = self._gather_buffer[: 2 * size].view(2, len(items) * max_blocks, -1)
@@ -221,6 +269,7 @@ class ModelRunner:
             out_tokens.to(to),
             key_buffer=buffers[0],
             value_buffer=buffers[1],
+            cached=cached,
         )
 
     def _tensor(self, values: list[int]) -> torch.Tensor:
@@ -233,3 +282,4 @@ class ModelRunner:
         assert 0 <= src < self.num_blocks and 0 <= dst < self.num_blocks and src != dst
         for cache in (*self.key_cache, *self.value_cache):
             cache[dst].copy_(cache[src])
+        self._versions[dst] += 1
