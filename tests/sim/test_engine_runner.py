@@ -247,5 +247,5 @@ def test_decode_reuses_gathered_blocks_and_stays_exact(models) -> None:
     assert copied[-1] == 2 * 5
     decode([2, 0, 1])  # and comes back in another order
     assert copied[-1] == 3 * 5 and pos == [19, 18, 19]
-    runner_off = ModelRunner(tiny_model("qwen3"), num_blocks=8, block_size=BLOCK, reuse_gathers=False)
-    assert not runner_off._gather_caches
+    off = ModelRunner(tiny_model("qwen3"), num_blocks=8, block_size=BLOCK, reuse_gathers=False)
+    assert not off._gather_caches

@@ -126,9 +126,10 @@ class GatherCache:
         assert self.table is not None and self.versions is not None
         n, old = self.table.shape
         keep = min(old, max_blocks)
+        like = {"dtype": self.dtype, "device": self.device}
         for buffers in (self.keys, self.values):
             for i, buf in enumerate(buffers):
-                new = torch.zeros(n * max_blocks, self.block_numel, dtype=self.dtype, device=self.device)
+                new = torch.zeros(n * max_blocks, self.block_numel, **like)
                 new.view(n, max_blocks, -1)[:, :keep] = buf.view(n, old, -1)[:, :keep]
                 buffers[i] = new
         table = torch.full((n, max_blocks), -1, dtype=torch.long)

@@ -138,7 +138,8 @@ class ModelRunner:
         self._versions = torch.zeros(num_blocks, dtype=torch.long)
         if reuse_gathers is None:
             reuse_gathers = self.device.type == "cpu"
-        pool_bytes = 2 * num_layers * num_blocks * self._block_numel * self.key_cache[0].element_size()
+        itemsize = self.key_cache[0].element_size()
+        pool_bytes = 2 * num_layers * num_blocks * self._block_numel * itemsize
         self._gather_caches = (
             [GatherCache(num_layers, self._block_numel, self.dtype, self.device, pool_bytes)]
             if reuse_gathers
