@@ -109,7 +109,8 @@ class GatherCache:
         dirty = valid & ((self.table != table) | (self.versions != current))
         self._pending = (torch.where(valid, table, -1), current)
         rows = dirty.flatten().nonzero().squeeze(1)
-        return GatherPlan(self.keys, self.values, table.flatten()[rows], rows)
+        src = table.flatten()[rows]
+        return GatherPlan(self.keys, self.values, src.to(self.device), rows.to(self.device))
 
     def _allocate(self, n: int, max_blocks: int) -> None:
         # Zero-filled: padding rows are read (then masked) by attention, so they must be finite.
