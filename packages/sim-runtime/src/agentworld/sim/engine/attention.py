@@ -128,19 +128,14 @@ def attend_group(
     # [H, n * max_q, D] -> [n, H_kv, rep * max_q, D]: query head h uses key/value head h // rep.
     q = query.index_select(1, group.query_index.flatten()).view(num_heads, n, max_q, head_dim)
     q = q.transpose(0, 1).reshape(n, num_kv_heads, rep * max_q, head_dim)
-    num_blocks = key_cache.shape[0]
     if group.cached is not None:  # copy only the blocks changed since the last pass
-        plan = group.cached
-        k, v = plan.keys[layer], plan.values[layer]
-        if plan.dst_rows.numel():
-            k.index_copy_(0, plan.dst_rows, key_cache.view(num_blocks, -1)[plan.src_blocks])
-            v.index_copy_(0, plan.dst_rows, value_cache.view(num_blocks, -1)[plan.src_blocks])
+        k, v = group.cached.keys_values(layer, key_cache, value_cache)
     else:
-        blocks = group.block_table.flatten()
+        blocks, num_blocks = group.block_table.flatten(), key_cache.shape[0]
         k = torch.index_select(key_cache.view(num_blocks, -1), 0, blocks, out=group.key_buffer)
         v = torch.index_select(value_cache.view(num_blocks, -1), 0, blocks, out=group.value_buffer)
-    k = k.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)  # [n, H_kv, max_blocks * bs, D]
-    v = v.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)
+        k = k.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)  # [n, H_kv, max_blocks * bs, D]
+        v = v.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)
     o = F.scaled_dot_product_attention(q, k, v, attn_mask=group.mask, scale=scale)
     # [n, H_kv, rep * max_q, D] -> [n * max_q, H, D]
     o = o.reshape(n, num_heads, max_q, head_dim).transpose(1, 2).reshape(n * max_q, num_heads, -1)

@@ -10,10 +10,12 @@ from one forward pass to the next and copies only the blocks whose id or content
 changed: a block's content is identified by a version number the runner bumps
 whenever it writes into that block.
 
-The cache trades memory for bandwidth: it holds a second copy of the cached group's
-keys and values (``2 * num_layers * n * max_blocks * block_size * num_kv_heads *
-head_dim`` elements), and declines (:meth:`GatherCache.plan` returns ``None``) when
-that would exceed its byte limit.
+The buffers are head-major (``[n, num_kv_heads, positions, head_dim]`` per layer), so
+attention reads them as contiguous rows. The cache trades memory for bandwidth: it holds
+a second copy of the cached group's keys and values (``2 * num_layers * n * capacity *
+block_size * num_kv_heads * head_dim`` elements, ``capacity`` = the longest item's
+blocks plus ``SLACK_BLOCKS``), and declines (:meth:`GatherCache.plan` returns ``None``)
+when that would exceed its byte limit.
 """
 
 from __future__ import annotations
@@ -23,22 +25,52 @@ from dataclasses import dataclass
 import torch
 
 
+PATIENCE = 4  # plans with another group size before the buffers are re-laid out for it
+SLACK_BLOCKS = 8  # spare blocks per item allocated on growth (a re-layout every 8 blocks)
+
+
 @dataclass(slots=True)
 class GatherPlan:
     """What one forward pass must copy into a cached group's buffers.
 
     Attributes:
-        keys: Per layer ``[n * max_blocks, block_size * num_kv_heads * head_dim]``: the
-            group's gathered keys, row ``i * max_blocks + j`` = block ``j`` of item ``i``.
+        keys: Per layer ``[n, num_kv_heads, capacity, block_size, head_dim]``: the group's
+            gathered keys, head-major so that ``[n, num_kv_heads, positions, head_dim]`` is
+            a view (no copy) for attention.
         values: Same as ``keys``, for values.
         src_blocks: ``[m]`` pool block ids to copy (after this pass's new keys/values are written).
-        dst_rows: ``[m]`` buffer rows they are copied to.
+        dst_rows: ``[m]`` item index each goes to.
+        dst_cols: ``[m]`` block index within the item.
+        num_positions: Positions attention reads per item, ``max_blocks * block_size``.
     """
 
     keys: list[torch.Tensor]
     values: list[torch.Tensor]
     src_blocks: torch.Tensor
     dst_rows: torch.Tensor
+    dst_cols: torch.Tensor
+    num_positions: int
+
+    def keys_values(
+        self, layer: int, key_cache: torch.Tensor, value_cache: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Copy this pass's changed blocks of ``layer`` from the pool, then return the group's
+        keys and values ``[n, num_kv_heads, num_positions, head_dim]`` (views of the buffers).
+
+        Args:
+            layer: Layer index.
+            key_cache: The layer's pool ``[num_blocks, block_size, num_kv_heads, head_dim]``.
+            value_cache: Same shape, values.
+        """
+        out = []
+        for buffers, cache in ((self.keys, key_cache), (self.values, value_cache)):
+            buf = buffers[layer]
+            if self.src_blocks.numel():
+                buf[self.dst_rows, :, self.dst_cols] = cache[self.src_blocks].transpose(1, 2)
+            n, heads, capacity, block_size, head_dim = buf.shape
+            flat = buf.view(n, heads, capacity * block_size, head_dim)
+            out.append(flat[:, :, : self.num_positions])
+        return out[0], out[1]
 
 
 class GatherCache:
@@ -46,7 +78,9 @@ class GatherCache:
 
     Args:
         num_layers: Layers of the model (one key and one value buffer each).
-        block_numel: Elements per block per layer, ``block_size * num_kv_heads * head_dim``.
+        block_size: Tokens per block.
+        num_kv_heads: Key/value heads.
+        head_dim: Elements per head.
         dtype: Pool dtype.
         device: Pool device.
         max_bytes: Largest total size of the buffers (bytes).
@@ -55,18 +89,22 @@ class GatherCache:
     def __init__(
         self,
         num_layers: int,
-        block_numel: int,
+        block_size: int,
+        num_kv_heads: int,
+        head_dim: int,
         dtype: torch.dtype,
         device: torch.device,
         max_bytes: int,
     ):
-        self.num_layers, self.block_numel = num_layers, block_numel
+        self.num_layers, self.block_size = num_layers, block_size
+        self.num_kv_heads, self.head_dim = num_kv_heads, head_dim
         self.dtype, self.device, self.max_bytes = dtype, device, max_bytes
-        self.table: torch.Tensor | None = None  # [n, max_blocks] ids held; -1 = nothing valid
-        self.versions: torch.Tensor | None = None  # [n, max_blocks] their versions when copied
+        self.table: torch.Tensor | None = None  # [n, capacity] ids held; -1 = nothing valid
+        self.versions: torch.Tensor | None = None  # [n, capacity] their versions when copied
         self.keys: list[torch.Tensor] = []
         self.values: list[torch.Tensor] = []
         self._pending: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._misses = 0
 
     def clear(self) -> None:
         """Forget everything (the buffers' contents can no longer be trusted)."""
@@ -84,6 +122,10 @@ class GatherCache:
     ) -> GatherPlan | None:
         """Adopt ``table`` as the group's layout and list the blocks to (re)copy.
 
+        A group of another size than the cached one is served by a plain gather (``None``)
+        unless that size persists for ``PATIENCE`` plans: the few passes where a batch of
+        prefills joins or leaves the decode group do not discard the cache.
+
         Args:
             table: ``[n, max_blocks]`` physical block ids per item (padding: any id).
             valid: ``[n, max_blocks]`` True where the block is part of the item's context.
@@ -91,49 +133,76 @@ class GatherCache:
                 forward pass's writes already counted.
 
         Returns:
-            The :class:`GatherPlan`, or ``None`` (nothing cached) when the buffers would
-            exceed ``max_bytes``. Call :meth:`commit` once the forward pass has run it (a
-            plan never run is simply superseded by the next one).
+            The :class:`GatherPlan`, or ``None`` (gather as usual). Call :meth:`commit` once
+            the forward pass has run it (a plan never run is superseded by the next one).
         """
         n, max_blocks = table.shape
-        itemsize = torch.empty(0, dtype=self.dtype).element_size()
-        if 2 * self.num_layers * n * max_blocks * self.block_numel * itemsize > self.max_bytes:
-            self.clear()
-            return None
-        current = torch.where(valid, versions[table], -1)
         if self.table is None or self.table.shape[0] != n:
-            self._allocate(n, max_blocks)
-        elif self.table.shape[1] != max_blocks:
-            self._resize(max_blocks)
+            self._misses += 1
+            if self.table is not None and self._misses < PATIENCE:
+                return None
+            if not self._allocate(n, max_blocks + SLACK_BLOCKS):
+                return None
+        elif self.table.shape[1] < max_blocks:
+            if not self._grow(max_blocks + SLACK_BLOCKS):
+                return None
+        self._misses = 0
         assert self.table is not None and self.versions is not None
-        dirty = valid & ((self.table != table) | (self.versions != current))
-        self._pending = (torch.where(valid, table, -1), current)
-        rows = dirty.flatten().nonzero().squeeze(1)
-        src = table.flatten()[rows]
-        return GatherPlan(self.keys, self.values, src.to(self.device), rows.to(self.device))
+        capacity = self.table.shape[1]
+        padded = torch.full((n, capacity), -1, dtype=torch.long)
+        padded[:, :max_blocks] = torch.where(valid, table, -1)
+        current = torch.full((n, capacity), -1, dtype=torch.long)
+        current[:, :max_blocks] = torch.where(valid, versions[table], -1)
+        dirty = (padded >= 0) & ((self.table != padded) | (self.versions != current))
+        # Blocks past an item's context keep whatever they held: finite, and masked out.
+        keep = padded < 0
+        self._pending = (
+            torch.where(keep, self.table, padded),
+            torch.where(keep, self.versions, current),
+        )
+        rows, cols = dirty.nonzero(as_tuple=True)
+        to = self.device
+        src = padded[rows, cols].to(to)
+        return GatherPlan(
+            self.keys, self.values, src, rows.to(to), cols.to(to), max_blocks * self.block_size
+        )
 
-    def _allocate(self, n: int, max_blocks: int) -> None:
-        # Zero-filled: padding rows are read (then masked) by attention, so they must be finite.
-        shape = (n * max_blocks, self.block_numel)
-        make = lambda: torch.zeros(shape, dtype=self.dtype, device=self.device)
-        self.keys = [make() for _ in range(self.num_layers)]
-        self.values = [make() for _ in range(self.num_layers)]
-        self.table = torch.full((n, max_blocks), -1, dtype=torch.long)
-        self.versions = torch.full((n, max_blocks), -1, dtype=torch.long)
-        self._pending = None
+    def _nbytes(self, n: int, capacity: int) -> int:
+        itemsize = torch.empty(0, dtype=self.dtype).element_size()
+        per_block = self.block_size * self.num_kv_heads * self.head_dim * itemsize
+        return 2 * self.num_layers * n * capacity * per_block
 
-    def _resize(self, max_blocks: int) -> None:
-        """Change the blocks per item, keeping every item's leading blocks in place."""
+    def _zeros(self, n: int, capacity: int) -> torch.Tensor:
+        # Zero-filled: positions past an item's context are read (then masked): keep them finite.
+        shape = (n, self.num_kv_heads, capacity, self.block_size, self.head_dim)
+        return torch.zeros(shape, dtype=self.dtype, device=self.device)
+
+    def _buffers(self, n: int, capacity: int) -> list[torch.Tensor]:
+        return [self._zeros(n, capacity) for _ in range(self.num_layers)]
+
+    def _allocate(self, n: int, capacity: int) -> bool:
+        self.clear()
+        if self._nbytes(n, capacity) > self.max_bytes:
+            return False
+        self.keys, self.values = self._buffers(n, capacity), self._buffers(n, capacity)
+        self.table = torch.full((n, capacity), -1, dtype=torch.long)
+        self.versions = torch.full((n, capacity), -1, dtype=torch.long)
+        return True
+
+    def _grow(self, capacity: int) -> bool:
+        """More blocks per item, keeping every item's blocks in place."""
         assert self.table is not None and self.versions is not None
         n, old = self.table.shape
-        keep = min(old, max_blocks)
-        like = {"dtype": self.dtype, "device": self.device}
+        if self._nbytes(n, capacity) > self.max_bytes:
+            self.clear()
+            return False
         for buffers in (self.keys, self.values):
             for i, buf in enumerate(buffers):
-                new = torch.zeros(n * max_blocks, self.block_numel, **like)
-                new.view(n, max_blocks, -1)[:, :keep] = buf.view(n, old, -1)[:, :keep]
+                new = self._zeros(n, capacity)
+                new[:, :, :old] = buf
                 buffers[i] = new
-        table = torch.full((n, max_blocks), -1, dtype=torch.long)
-        versions = torch.full((n, max_blocks), -1, dtype=torch.long)
-        table[:, :keep], versions[:, :keep] = self.table[:, :keep], self.versions[:, :keep]
+        table = torch.full((n, capacity), -1, dtype=torch.long)
+        versions = torch.full((n, capacity), -1, dtype=torch.long)
+        table[:, :old], versions[:, :old] = self.table, self.versions
         self.table, self.versions, self._pending = table, versions, None
+        return True

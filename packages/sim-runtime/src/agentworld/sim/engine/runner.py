@@ -141,7 +141,12 @@ class ModelRunner:
         itemsize = self.key_cache[0].element_size()
         pool_bytes = 2 * num_layers * num_blocks * self._block_numel * itemsize
         self._gather_caches = (
-            [GatherCache(num_layers, self._block_numel, self.dtype, self.device, pool_bytes)]
+            [
+                GatherCache(
+                    num_layers, block_size, num_kv_heads, head_dim, self.dtype, self.device,
+                    pool_bytes,
+                )
+            ]
             if reuse_gathers
             else []
         )
