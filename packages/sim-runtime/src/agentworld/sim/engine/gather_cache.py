@@ -39,16 +39,15 @@ class GatherPlan:
             a view (no copy) for attention.
         values: Same as ``keys``, for values.
         src_blocks: ``[m]`` pool block ids to copy (after this pass's new keys/values are written).
-        dst_rows: ``[m]`` item index each goes to.
-        dst_cols: ``[m]`` block index within the item.
+        dst_index: ``[m * num_kv_heads]`` buffer rows (of ``block_size * head_dim`` elements)
+            receiving them: ``(item * num_kv_heads + head) * capacity + block``, head fastest.
         num_positions: Positions attention reads per item, ``max_blocks * block_size``.
     """
 
     keys: list[torch.Tensor]
     values: list[torch.Tensor]
     src_blocks: torch.Tensor
-    dst_rows: torch.Tensor
-    dst_cols: torch.Tensor
+    dst_index: torch.Tensor
     num_positions: int
 
     def keys_values(
@@ -65,9 +64,11 @@ class GatherPlan:
         out = []
         for buffers, cache in ((self.keys, key_cache), (self.values, value_cache)):
             buf = buffers[layer]
-            if self.src_blocks.numel():
-                buf[self.dst_rows, :, self.dst_cols] = cache[self.src_blocks].transpose(1, 2)
             n, heads, capacity, block_size, head_dim = buf.shape
+            if self.src_blocks.numel():
+                # Block b of item i, head h -> buffer row (i * heads + h) * capacity + b.
+                blocks = cache[self.src_blocks].transpose(1, 2).reshape(-1, block_size * head_dim)
+                buf.view(-1, block_size * head_dim).index_copy_(0, self.dst_index, blocks)
             flat = buf.view(n, heads, capacity * block_size, head_dim)
             out.append(flat[:, :, : self.num_positions])
         return out[0], out[1]
@@ -161,10 +162,15 @@ class GatherCache:
             torch.where(keep, self.versions, current),
         )
         rows, cols = dirty.nonzero(as_tuple=True)
+        heads = torch.arange(self.num_kv_heads)
+        dst = ((rows[:, None] * self.num_kv_heads + heads[None, :]) * capacity + cols[:, None])
         to = self.device
-        src = padded[rows, cols].to(to)
         return GatherPlan(
-            self.keys, self.values, src, rows.to(to), cols.to(to), max_blocks * self.block_size
+            self.keys,
+            self.values,
+            padded[rows, cols].to(to),
+            dst.flatten().to(to),
+            max_blocks * self.block_size,
         )
 
     def _nbytes(self, n: int, capacity: int) -> int:
@@ -198,8 +204,10 @@ class GatherCache:
             return False
         for buffers in (self.keys, self.values):
             for i, buf in enumerate(buffers):
-                new = self._zeros(n, capacity)
+                shape = (n, self.num_kv_heads, capacity, self.block_size, self.head_dim)
+                new = torch.empty(shape, dtype=self.dtype, device=self.device)
                 new[:, :, :old] = buf
+                new[:, :, old:] = 0
                 buffers[i] = new
         table = torch.full((n, capacity), -1, dtype=torch.long)
         versions = torch.full((n, capacity), -1, dtype=torch.long)

@@ -233,7 +233,7 @@ class ModelRunner:
             for g in plan
         ]
         self.gathered_blocks = sum(
-            (g.cached.dst_rows.numel() if g.cached is not None else g.block_table.numel())
+            (g.cached.src_blocks.numel() if g.cached is not None else g.block_table.numel())
             for g in groups
         )
         batch = PagedBatch(self.key_cache, self.value_cache, self._tensor(slots), groups)
