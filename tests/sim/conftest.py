@@ -169,3 +169,10 @@ def trained_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Pat
     return _shared_checkpoint(
         tmp_path_factory.getbasetemp(), worker_id, "sim-trained-constant", train_constant
     )
+
+
+@pytest.fixture(scope="session")
+def transcript_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model trained to continue CPT transcripts with ``hello.txt`` and the next action line."""
+    path = tmp_path_factory.mktemp("sim-transcript")
+    return train_constant(path, steps=80, answer="hello.txt", transcript=True)

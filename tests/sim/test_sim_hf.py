@@ -138,13 +138,10 @@ def test_trained_model_answer_is_parsed(trained_dir: Path) -> None:
         assert p.num_tokens < 40
 
 
-def test_transcript_format_serves_a_cpt_style_model(tmp_path: Path) -> None:
-    from conftest import train_constant
-
+def test_transcript_format_serves_a_cpt_style_model(transcript_dir: Path) -> None:
     from agentworld.core.formats import transcript_prompt
 
-    path = train_constant(tmp_path / "cpt", answer="hello.txt", transcript=True, steps=80)
-    wm = HFWorldModel.from_pretrained(str(path), device="cpu", prompt_format="transcript")
+    wm = HFWorldModel.from_pretrained(str(transcript_dir), device="cpu", prompt_format="transcript")
     batch = requests(4)
     # The prompt is the CPT transcript text, not the chat template.
     expected = wm.tokenizer(transcript_prompt(batch[1]), add_special_tokens=False)["input_ids"]

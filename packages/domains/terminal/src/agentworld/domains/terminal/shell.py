@@ -36,7 +36,7 @@ from agentworld.domains.terminal.sandbox import (
     write_identity,
 )
 
-GRACE_S = 2.0
+GRACE_S = 5.0  # for the prompt after ^C; a loaded machine can take seconds
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
