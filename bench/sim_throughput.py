@@ -692,6 +692,10 @@ def print_report(report: dict) -> None:
             f" {a['mfu']:6.2%} {'ref' if same is None else f'{same:.0%}':>5}"
             + ("  est" if a["estimated"] else "")
         )
+    print(
+        "  same: share of observations identical to the reference arm's; est: total time"
+        " interpolated from the timed steps; hit>=5: prefix hit rate from step 5 ('-': fewer steps)"
+    )
     for a in arms.values():
         if a["note"]:
             print(
@@ -703,8 +707,9 @@ def print_report(report: dict) -> None:
     for name, skipped in report["skipped"].items():
         print(f"  {name}: skipped ({skipped})")
     if report["ratios"]:
+        print("\ntargets (issue 3) are set for the default workload on 2 CPU cores")
         print(
-            "\nB3 steps/s over:",
+            "B3 steps/s over:",
             "  ".join(
                 f"{k} {v:.1f}x (target >= {TARGETS[k]:.0f}x)" for k, v in report["ratios"].items()
             ),

@@ -1,10 +1,11 @@
 """Does each training stage add fidelity? base -> +CPT -> +SFT -> +SFT(reasoning) -> +RL (issue 4).
 
-Collects real terminal episodes, trains the tiny from-scratch model through the stages
-(and, with ``--smollm2 DIR``, a prepared SmolLM2 checkpoint with LoRA), and prints one
-table of held-out fidelity (exact match, edit similarity, domain score, hybrid reward).
+Collects real terminal episodes, trains the tiny from-scratch model and SmolLM2 (LoRA) through
+the stages, and prints one table of held-out fidelity (exact match, edit similarity, domain
+score, hybrid reward). Base and CPT-only models are also scored on the CPT transcript
+(``... (transcript)`` rows): they never learned the chat answer format.
 
-    uv run python bench/stages.py --quick            # a few minutes: a smoke run of the ladder
+    uv run python bench/stages.py --quick            # under a minute; a smoke run, scores ~0
     uv run python bench/stages.py                    # ~60 minutes on 2 CPU cores, both models
     uv run python bench/stages.py --models tiny --tiny-minutes 28   # the tiny model only
 
@@ -91,7 +92,7 @@ def smollm2_dir(path: str) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="tiny smoke run (a few minutes)")
+    p.add_argument("--quick", action="store_true", help="smoke run (< 1 min, scores ~0)")
     p.add_argument("--episodes", type=int, default=2000)
     p.add_argument("--tiny-minutes", type=float, default=20.0,
                    help="training minutes of the tiny model, split over its 4 trained stages")

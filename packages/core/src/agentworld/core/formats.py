@@ -238,7 +238,7 @@ def transcript_prompt(messages: list[Message]) -> str:
     action on an ``>>> `` line and each answer with its observation block unwrapped (so a
     reward footer lands on its own line, as in :func:`cpt_text`), then the final action line
     and a newline. A model that has seen only CPT documents predicts the next observation
-    by continuing this text up to the next ``\n>>> `` line.
+    by continuing this text up to the next ``>>>`` line.
     """
     lines = []
     for message in messages:

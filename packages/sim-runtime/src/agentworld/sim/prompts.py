@@ -80,7 +80,7 @@ def fit_prompt(messages: Sequence[Message], render: Render, budget: int) -> Fitt
     keep_head = min(len(render(head)) if head else 0, budget // 2)
     tail = budget - keep_head
     cut = len(ids) - budget
-    logger.warning(
+    logger.debug(
         "prompt of %d tokens exceeds %d even without history; cutting %d tokens",
         len(ids),
         budget,

@@ -10,6 +10,8 @@ trained: each prompt is prefilled once as an episode, then forked ``G`` times, s
 
 from __future__ import annotations
 
+import logging
+
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +24,8 @@ from agentworld.sim.backends.hf import HFWorldModel
 from agentworld.sim.engine import EngineLoop
 from agentworld.sim.prompts import fit_prompt
 from agentworld.sim.sampling import SamplingParams
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -88,9 +92,10 @@ def build_prompts(
             f"rl needs transitions with a real next observation as reference; none of the "
             f"{len(episodes)} episodes has a step"
         )
-    out = []
+    out, cut = [], 0
     for t in items:
-        ids = fit_prompt(t.messages, render, max_prompt_tokens).ids
+        fitted = fit_prompt(t.messages, render, max_prompt_tokens)
+        ids, cut = fitted.ids, cut + bool(fitted.cut_tokens)
         context = {
             "domain": domain or by_id[t.episode_id].domain,
             "reference": t.reference,
@@ -99,6 +104,12 @@ def build_prompts(
             "episode_id": t.episode_id,
         }
         out.append(RlPrompt(t.messages, ids, t.reference.text, context))
+    if cut:
+        logger.warning(
+            "%d of %d prompts exceed %d tokens even without history: cut in the middle of their "
+            "system message (raise max_seq_len to keep them whole)",
+            cut, len(out), max_prompt_tokens,
+        )
     return out
 
 

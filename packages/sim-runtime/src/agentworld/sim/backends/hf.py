@@ -122,7 +122,7 @@ class HFWorldModel:
         prompt_format: ``"chat"`` (default): the chat template, answers parsed for the
             observation block. ``"transcript"``: the request is rendered as the CPT document
             text (:func:`agentworld.core.formats.transcript_prompt`) and the observation is
-            the continuation up to the next ``\n>>> `` action line (or eos): how a base or
+            the continuation up to the next ``>>>`` action line (or eos): how a base or
             CPT-only checkpoint, which never learned the block, simulates. A continuation cut
             by ``max_new_tokens`` is malformed (``observation=None``).
 
@@ -272,7 +272,12 @@ class HFWorldModel:
         if budget is None:
             return self.render(messages)
         fitted = fit_prompt(messages, self.render, budget)
-        if fitted.dropped_turns:
+        if fitted.cut_tokens:
+            logger.warning(
+                "prompt exceeds %d tokens even without history: %d tokens cut from the middle "
+                "of its system message", budget, fitted.cut_tokens
+            )
+        elif fitted.dropped_turns:
             logger.debug("dropped %d oldest turns to fit %d tokens", fitted.dropped_turns, budget)
         return fitted.ids
 
