@@ -9,7 +9,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 from trainers_loopback import serve
 
 from agentworld.core import plugins
@@ -71,7 +70,7 @@ def test_bad_sft_inputs_fail_before_training(corpus, tokenizer_dir, tiny_checkpo
     cases = [
         ([], {}, ValueError, "sft needs at least one episode, got none"),
         (stepless, {}, ValueError, "none of the 2 given episodes has one"),
-        (corpus, {"reasoning": "teacher"}, ValidationError, "reasoning='teacher' needs teacher="),
+        (corpus, {"reasoning": "teacher"}, ValueError, "reasoning='teacher' needs teacher="),
         (corpus, {"reasoning": "domain", "reasoning_domain": "chess"}, plugins.UnknownPluginError,
          "unknown domain 'chess'; installed domains: .*terminal"),
         (corpus, {"reasoning": "domain", "reasoning_domain": no_explain_domain}, ValueError,

@@ -187,5 +187,8 @@ def test_bad_model_and_tokenizer_give_clear_errors(corpus, tokenizer_dir, tmp_pa
         CptTrainer().train(
             corpus, {"tokenizer": str(tmp_path / "missing-tok"), "output_dir": str(tmp_path / "y")}
         )
-    with pytest.raises(ValueError, match="max_stepz"):
+    with pytest.raises(ValueError, match=r"unknown option 'max_stepz'; valid options: .*max_steps"):
         CptTrainer().train(corpus, {"output_dir": str(tmp_path / "z"), "max_stepz": 3})
+    with pytest.raises(ValueError, match=r"lr: Input should be greater than 0"):
+        CptTrainer().train(corpus, {"output_dir": str(tmp_path / "z"), "lr": -1.0})
+    assert not (tmp_path / "z").exists()

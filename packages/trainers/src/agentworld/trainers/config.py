@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentworld.trainers.tracking import check_trackers
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class LoraSettings(BaseModel):
@@ -180,3 +181,33 @@ class SftConfig(TrainConfig):
                 "reasoning='teacher' needs teacher={base_url=..., model=...} (an OpenAI-compatible endpoint)"
             )
         return self
+
+
+C = TypeVar("C", bound=BaseModel)
+
+
+def validate_config(cls: type[C], config: Mapping[str, Any]) -> C:
+    """``cls.model_validate(config)`` with an error a user can act on.
+
+    Raises:
+        ConfigError: one line per bad option (its key and what is wrong); unknown keys are
+            named and the valid options of ``cls`` listed.
+    """
+    try:
+        return cls.model_validate(dict(config))
+    except ValidationError as e:
+        problems, unknown = [], False
+        for err in e.errors():
+            key = ".".join(str(part) for part in err["loc"]) or cls.__name__
+            if err["type"] == "extra_forbidden":
+                unknown = True
+                problems.append(f"unknown option {key!r}")
+            else:
+                problems.append(f"{key}: {err['msg']}")
+        if unknown:
+            problems.append(f"valid options: {', '.join(sorted(cls.model_fields))}")
+        raise ConfigError(f"invalid {cls.__name__}: " + "; ".join(problems)) from None
+
+
+class ConfigError(ValueError):
+    """Invalid stage options (see :func:`validate_config`)."""

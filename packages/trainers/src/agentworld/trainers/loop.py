@@ -22,7 +22,7 @@ from agentworld.core.card import card_from_episodes, write_card
 from agentworld.core.formats import cpt_text, episode_messages
 from agentworld.core.types import Episode
 from agentworld.trainers import checkpoint as ckpt
-from agentworld.trainers.config import TrainConfig
+from agentworld.trainers.config import TrainConfig, validate_config
 from agentworld.trainers.data import Sample, batch_stream, collate, length_batches
 from agentworld.trainers.models import is_checkpoint_dir, load_model, num_parameters
 from agentworld.trainers.progress import Reporter
@@ -110,16 +110,14 @@ class BaseTrainer:
         model and tokenizer themselves, before the first training step.
 
         Raises:
-            pydantic.ValidationError: invalid ``config`` (unknown keys included).
+            agentworld.trainers.config.ConfigError: invalid ``config`` (unknown keys included).
             agentworld.trainers.models.ModelSpecError: unknown preset, missing model
                 path, checkpoint without a tokenizer, tokenizer larger than the model's vocabulary.
             FileNotFoundError: ``tokenizer`` path missing.
             ValueError: no usable episodes (see :meth:`check` and the stage's own checks).
         """
         cfg = (
-            config
-            if isinstance(config, self.config_cls)
-            else self.config_cls.model_validate(dict(config))
+            config if isinstance(config, self.config_cls) else validate_config(self.config_cls, config)
         )
         self.check(episodes, cfg)
         if cfg.num_threads:
