@@ -16,6 +16,7 @@ import pytest
 import torch
 from tiny_lm import tiny_lm
 
+from agentworld.sim.engine.gather_cache import PATIENCE
 from agentworld.sim.engine.runner import ForwardItem, ModelRunner, plan_groups
 
 VOCAB = 128
@@ -247,10 +248,11 @@ def test_decode_reuses_gathered_blocks_and_stays_exact(models) -> None:
     assert copied[-1] == 2 * 5
     decode([2, 0, 1])  # ...and the cache serves the 3 again (reordered: every block moves)
     assert copied[-1] == 3 * 5
-    for _ in range(4):  # a group size that persists gets the cache on its 4th pass (PATIENCE)
+    for _ in range(PATIENCE):  # a group size that persists gets the cache on its PATIENCE-th pass
         decode([0, 2])
-    assert copied[-4:] == [2 * 5, 2 * 6, 2 * 6, 2 * 6]  # the last one filled the cache
-    decode([0, 2])
-    assert copied[-1] == 2 and pos == [24, 18, 24]
+    # All of them copy every block (plain gathers, the last one filling the cache)...
+    assert copied[-PATIENCE:] == [2 * -(-(20 + k) // BLOCK) for k in range(PATIENCE)]
+    decode([0, 2])  # ...then only the two last blocks
+    assert copied[-1] == 2 and pos == [20 + PATIENCE, 18, 20 + PATIENCE]
     off = ModelRunner(tiny_model("qwen3"), num_blocks=8, block_size=BLOCK, reuse_gathers=False)
     assert not off._gather_caches

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 
-PATIENCE = 4  # plans with another group size before the buffers are re-laid out for it
+PATIENCE = 8  # plans with another group size before the buffers are re-laid out for it
 SLACK_BLOCKS = 8  # spare blocks per item allocated on growth (a re-layout every 8 blocks)
 
 
@@ -142,10 +142,11 @@ class GatherCache:
             self._misses += 1
             if self.table is not None and self._misses < PATIENCE:
                 return None
-            if not self._allocate(n, max_blocks + SLACK_BLOCKS):
+            # With slack if it fits, else exactly (near the byte limit).
+            if not any(self._allocate(n, max_blocks + k) for k in (SLACK_BLOCKS, 0)):
                 return None
         elif self.table.shape[1] < max_blocks:
-            if not self._grow(max_blocks + SLACK_BLOCKS):
+            if not any(self._grow(max_blocks + k) for k in (SLACK_BLOCKS, 0)):
                 return None
         self._misses = 0
         assert self.table is not None and self.versions is not None
@@ -200,7 +201,8 @@ class GatherCache:
         assert self.table is not None and self.versions is not None
         n, old = self.table.shape
         if self._nbytes(n, capacity) > self.max_bytes:
-            self.clear()
+            if capacity <= old + 1:  # not even one more block fits
+                self.clear()
             return False
         for buffers in (self.keys, self.values):
             for i, buf in enumerate(buffers):

@@ -102,7 +102,7 @@ class ModelRunner:
         block_size: Tokens per block (> 0).
         reuse_gathers: Keep decode groups' gathered keys/values between forward passes and
             copy only changed blocks (:mod:`agentworld.sim.engine.gather_cache`); costs up to
-            the pool's size again in memory. ``None``: on for a CPU device, off otherwise.
+            twice the pool's size in memory. ``None``: on for a CPU device, off otherwise.
 
     Raises:
         ValueError: ``num_blocks`` or ``block_size`` is not positive.
@@ -139,7 +139,8 @@ class ModelRunner:
         if reuse_gathers is None:
             reuse_gathers = self.device.type == "cpu"
         itemsize = self.key_cache[0].element_size()
-        pool_bytes = 2 * num_layers * num_blocks * self._block_numel * itemsize
+        # Items sharing prefix blocks hold their own copies: allow up to twice the pool.
+        pool_bytes = 2 * 2 * num_layers * num_blocks * self._block_numel * itemsize
         self._gather_caches = (
             [
                 GatherCache(
