@@ -322,6 +322,7 @@ class Engine(HFSequential):
             max_num_seqs=max(work.num_episodes, 1),
             enable_prefix_caching=caching,
             max_positions=self.model.config.max_position_embeddings,
+            reuse_gathers=False if args.no_gather_cache else None,
         )
         self.pinned: set[str] = set()
 
@@ -752,6 +753,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     m.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     m.add_argument("--device", default="cpu")
+    m.add_argument("--no-gather-cache", action="store_true",
+                   help="engine arms gather every block every step (PagedEngine reuse_gathers=False)")
     m.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     r = p.add_argument_group("run")
     r.add_argument("--arms", default=",".join(ARMS), help="comma-separated subset of B0..B4")

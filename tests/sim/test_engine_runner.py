@@ -216,7 +216,7 @@ def test_decode_reuses_gathered_blocks_and_stays_exact(models) -> None:
     per sequence (its last), yet logits stay exact through a block rewrite (copy-on-write into
     a reused block), a sequence leaving the group and a reordered group."""
     reference, runner = models
-    assert runner._gather_caches, "reuse is on by default on a CPU"
+    assert runner._gather_cache is not None, "reuse is on by default on a CPU"
     seqs = [tokens(40, seed=60 + i) for i in range(3)]
     expected = [full_logits(reference, s) for s in seqs]
     blocks = Blocks(runner.num_blocks, seed=6)
@@ -255,4 +255,4 @@ def test_decode_reuses_gathered_blocks_and_stays_exact(models) -> None:
     decode([0, 2])  # ...then only the two last blocks
     assert copied[-1] == 2 and pos == [20 + PATIENCE, 18, 20 + PATIENCE]
     off = ModelRunner(tiny_model("qwen3"), num_blocks=8, block_size=BLOCK, reuse_gathers=False)
-    assert not off._gather_caches
+    assert off._gather_cache is None

@@ -147,6 +147,7 @@ class GatherCache:
                 return None
         elif self.table.shape[1] < max_blocks:
             if not any(self._grow(max_blocks + k) for k in (SLACK_BLOCKS, 0)):
+                self.clear()
                 return None
         self._misses = 0
         assert self.table is not None and self.versions is not None
@@ -179,40 +180,44 @@ class GatherCache:
         per_block = self.block_size * self.num_kv_heads * self.head_dim * itemsize
         return 2 * self.num_layers * n * capacity * per_block
 
-    def _zeros(self, n: int, capacity: int) -> torch.Tensor:
-        # Zero-filled: positions past an item's context are read (then masked): keep them finite.
+    def _buffer(self, n: int, capacity: int, keep: torch.Tensor | None = None) -> torch.Tensor:
+        """A zero-filled buffer (positions past an item's context are read, then masked: they
+        must be finite) whose leading blocks are ``keep``'s."""
         shape = (n, self.num_kv_heads, capacity, self.block_size, self.head_dim)
-        return torch.zeros(shape, dtype=self.dtype, device=self.device)
+        if keep is None:
+            return torch.zeros(shape, dtype=self.dtype, device=self.device)
+        buf = torch.empty(shape, dtype=self.dtype, device=self.device)
+        old = keep.shape[2]
+        buf[:, :, :old] = keep
+        buf[:, :, old:] = 0
+        return buf
 
-    def _buffers(self, n: int, capacity: int) -> list[torch.Tensor]:
-        return [self._zeros(n, capacity) for _ in range(self.num_layers)]
+    @staticmethod
+    def _ids(n: int, capacity: int, keep: torch.Tensor | None = None) -> torch.Tensor:
+        """``[n, capacity]`` of -1 (nothing held), the leading columns ``keep``'s."""
+        ids = torch.full((n, capacity), -1, dtype=torch.long)
+        if keep is not None:
+            ids[:, : keep.shape[1]] = keep
+        return ids
 
     def _allocate(self, n: int, capacity: int) -> bool:
         self.clear()
         if self._nbytes(n, capacity) > self.max_bytes:
             return False
-        self.keys, self.values = self._buffers(n, capacity), self._buffers(n, capacity)
-        self.table = torch.full((n, capacity), -1, dtype=torch.long)
-        self.versions = torch.full((n, capacity), -1, dtype=torch.long)
+        self.keys = [self._buffer(n, capacity) for _ in range(self.num_layers)]
+        self.values = [self._buffer(n, capacity) for _ in range(self.num_layers)]
+        self.table, self.versions = self._ids(n, capacity), self._ids(n, capacity)
         return True
 
     def _grow(self, capacity: int) -> bool:
         """More blocks per item, keeping every item's blocks in place."""
         assert self.table is not None and self.versions is not None
-        n, old = self.table.shape
+        n = self.table.shape[0]
         if self._nbytes(n, capacity) > self.max_bytes:
-            if capacity <= old + 1:  # not even one more block fits
-                self.clear()
             return False
-        for buffers in (self.keys, self.values):
-            for i, buf in enumerate(buffers):
-                shape = (n, self.num_kv_heads, capacity, self.block_size, self.head_dim)
-                new = torch.empty(shape, dtype=self.dtype, device=self.device)
-                new[:, :, :old] = buf
-                new[:, :, old:] = 0
-                buffers[i] = new
-        table = torch.full((n, capacity), -1, dtype=torch.long)
-        versions = torch.full((n, capacity), -1, dtype=torch.long)
-        table[:, :old], versions[:, :old] = self.table, self.versions
-        self.table, self.versions, self._pending = table, versions, None
+        self.keys = [self._buffer(n, capacity, buf) for buf in self.keys]
+        self.values = [self._buffer(n, capacity, buf) for buf in self.values]
+        self.table = self._ids(n, capacity, self.table)
+        self.versions = self._ids(n, capacity, self.versions)
+        self._pending = None
         return True

@@ -141,15 +141,12 @@ class ModelRunner:
         itemsize = self.key_cache[0].element_size()
         # Items sharing prefix blocks hold their own copies: allow up to twice the pool.
         pool_bytes = 2 * 2 * num_layers * num_blocks * self._block_numel * itemsize
-        self._gather_caches = (
-            [
-                GatherCache(
-                    num_layers, block_size, num_kv_heads, head_dim, self.dtype, self.device,
-                    pool_bytes,
-                )
-            ]
+        self._gather_cache = (
+            GatherCache(
+                num_layers, block_size, num_kv_heads, head_dim, self.dtype, self.device, pool_bytes
+            )
             if reuse_gathers
-            else []
+            else None
         )
         self.gathered_blocks = 0  # blocks copied per layer by the last forward pass's gathers
         model.set_attn_implementation(register())
@@ -186,11 +183,11 @@ class ModelRunner:
                 paged=batch,
             )
         except BaseException:
-            for cache in self._gather_caches:  # some layers' buffers may be behind
-                cache.clear()
+            if self._gather_cache is not None:  # some layers' buffers may be behind
+                self._gather_cache.clear()
             raise
-        for cache in self._gather_caches:
-            cache.commit()
+        if self._gather_cache is not None:
+            self._gather_cache.commit()
         return out.logits[0].float()
 
     def prepare(
@@ -224,14 +221,15 @@ class ModelRunner:
         rows = max(len(g) * -(-max(ctx_lens[i] for i in g) // bs) for g in plan)
         if self._gather_buffer.numel() < 2 * rows * self._block_numel:
             self._gather_buffer = self._gather_buffer.new_empty(2 * rows * self._block_numel)
-        decode = iter(self._gather_caches)  # one cache for the first all-decode group
+        # The cache serves the first all-decode group.
+        first_decode = next((k for k, g in enumerate(plan) if all(q_lens[i] == 1 for i in g)), -1)
         groups = [
             self._group(
                 [items[i] for i in g],
                 [offsets[i] for i in g],
-                next(decode, None) if all(q_lens[i] == 1 for i in g) else None,
+                self._gather_cache if k == first_decode else None,
             )
-            for g in plan
+            for k, g in enumerate(plan)
         ]
         self.gathered_blocks = sum(
             (g.cached.src_blocks.numel() if g.cached is not None else g.block_table.numel())
