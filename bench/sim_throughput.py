@@ -323,6 +323,7 @@ class Engine(HFSequential):
             enable_prefix_caching=caching,
             max_positions=self.model.config.max_position_embeddings,
             reuse_gathers=False if args.no_gather_cache else None,
+            share_prefix=False if args.no_shared_prefix else None,
         )
         self.pinned: set[str] = set()
 
@@ -755,6 +756,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     m.add_argument("--device", default="cpu")
     m.add_argument("--no-gather-cache", action="store_true",
                    help="engine arms gather every block every step (PagedEngine reuse_gathers=False)")
+    m.add_argument("--no-shared-prefix", action="store_true",
+                   help="engine arms attend shared prefix blocks per sequence"
+                   " (PagedEngine share_prefix=False)")
     m.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     r = p.add_argument_group("run")
     r.add_argument("--arms", default=",".join(ARMS), help="comma-separated subset of B0..B4")

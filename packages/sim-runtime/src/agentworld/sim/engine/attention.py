@@ -15,7 +15,10 @@ values are gathered through the padded block tables and one
 attention is handled without repeating keys/values: the ``rep`` query heads that
 share a key/value head are folded into the query-length axis (query
 ``[n, num_heads, q, d]`` -> ``[n, num_kv_heads, rep * q, d]``), the layout of
-vLLM's and FlashInfer's GQA decode kernels.
+vLLM's and FlashInfer's GQA decode kernels. Blocks that every item of a group
+shares at the start of its context can be attended once for the whole group
+(:mod:`agentworld.sim.engine.shared_prefix`); the block table, mask and gather
+then cover only the rest.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
 from agentworld.sim.engine.gather_cache import GatherPlan
+from agentworld.sim.engine.shared_prefix import attend_partial, attend_prefix, merge_partials
 
 ATTENTION_NAME = "agentworld_paged"
 
@@ -40,12 +44,14 @@ class AttentionGroup:
     Attributes:
         query_index: ``[n, max_q]`` packed-token index of each query row; padding rows
             repeat the item's last token.
-        block_table: ``[n, max_blocks]`` physical block ids per item; padding uses block 0
-            (masked out).
+        block_table: ``[n, max_blocks]`` physical block ids per item after the shared
+            prefix (block ``i`` holds positions ``[(c + i) * block_size, ...)``, ``c`` the
+            prefix's blocks); padding uses block 0 (masked out).
         mask: ``[n, 1, rep * max_q, max_blocks * block_size]`` additive mask in the model's
-            dtype: 0 where the query row may attend the key position (causal, within the
-            item's context), ``-inf`` elsewhere; the ``max_q`` rows are repeated
-            ``rep = num_heads / num_kv_heads`` times.
+            dtype over the positions ``block_table`` covers: 0 where the query row may
+            attend the key position (causal, within the item's context), ``-inf``
+            elsewhere; the ``max_q`` rows are repeated ``rep = num_heads / num_kv_heads``
+            times.
         out_rows: ``[num_real]`` flat row ``i * max_q + j`` of each real (unpadded) query.
         out_tokens: ``[num_real]`` packed-token index of each real query, same order.
         key_buffer: ``[n * max_blocks, block_size * num_kv_heads * head_dim]`` scratch the
@@ -55,6 +61,9 @@ class AttentionGroup:
         cached: A decode group whose gathered keys/values persist between forward passes
             (:mod:`agentworld.sim.engine.gather_cache`): only its ``src_blocks`` are copied,
             into its own per-layer buffers (``key_buffer``/``value_buffer`` are then unused).
+        prefix_blocks: ``[c]`` block ids every item holds first (positions ``[0, c *
+            block_size)``), attended once for all the group's queries (CPU only); every
+            query row may attend all of them. ``None``: no shared prefix (``c = 0``).
     """
 
     query_index: torch.Tensor
@@ -65,6 +74,7 @@ class AttentionGroup:
     key_buffer: torch.Tensor
     value_buffer: torch.Tensor
     cached: GatherPlan | None = None
+    prefix_blocks: torch.Tensor | None = None
 
 
 @dataclass(slots=True)
@@ -136,7 +146,12 @@ def attend_group(
         v = torch.index_select(value_cache.view(num_blocks, -1), 0, blocks, out=group.value_buffer)
         k = k.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)  # [n, H_kv, max_blocks * bs, D]
         v = v.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)
-    o = F.scaled_dot_product_attention(q, k, v, attn_mask=group.mask, scale=scale)
+    if group.prefix_blocks is None:
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=group.mask, scale=scale)
+    else:
+        o_prefix, lse_prefix = attend_prefix(q, key_cache, value_cache, group.prefix_blocks, scale)
+        o_rest, lse_rest = attend_partial(q, k, v, group.mask, scale)
+        o = merge_partials(o_prefix, lse_prefix, o_rest, lse_rest)
     # [n, H_kv, rep * max_q, D] -> [n * max_q, H, D]
     o = o.reshape(n, num_heads, max_q, head_dim).transpose(1, 2).reshape(n * max_q, num_heads, -1)
     out.index_copy_(0, group.out_tokens, o.index_select(0, group.out_rows))

@@ -96,6 +96,9 @@ class PagedEngine:
         salt: Model version mixed into block hashes (change it with :meth:`reset_prefix_cache`).
         reuse_gathers: Keep decode groups' gathered keys/values between iterations
             (:class:`~agentworld.sim.engine.runner.ModelRunner`); ``None``: on a CPU only.
+        share_prefix: Attend blocks that a batch's sequences all start with once for the
+            batch (:class:`~agentworld.sim.engine.runner.ModelRunner`); ``None``: on a CPU
+            only.
         runner: A model runner to use instead of building ``ModelRunner(model, ...)``.
     """
 
@@ -114,6 +117,7 @@ class PagedEngine:
         max_positions: int | None = None,
         salt: str = "",
         reuse_gathers: bool | None = None,
+        share_prefix: bool | None = None,
         runner: Any = None,
     ):
         config = model.config.get_text_config() if model is not None else None
@@ -125,7 +129,11 @@ class PagedEngine:
                     model, block_size, kv_cache_bytes, max_positions, max_num_seqs
                 )
             runner = ModelRunner(
-                model, num_blocks=num_blocks, block_size=block_size, reuse_gathers=reuse_gathers
+                model,
+                num_blocks=num_blocks,
+                block_size=block_size,
+                reuse_gathers=reuse_gathers,
+                share_prefix=share_prefix,
             )
         self.runner = runner
         self.device = getattr(model, "device", torch.device("cpu"))

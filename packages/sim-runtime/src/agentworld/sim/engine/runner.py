@@ -18,6 +18,7 @@ from transformers import PretrainedConfig, PreTrainedModel
 
 from agentworld.sim.engine.attention import AttentionGroup, PagedBatch, register
 from agentworld.sim.engine.gather_cache import GatherCache
+from agentworld.sim.engine.shared_prefix import shared_prefix_blocks, split_by_first_block
 
 # Padding an attention group is accepted while its padded score count stays within
 # PAD_SLACK x the real count plus PAD_ALLOWANCE scores (an extra SDPA call costs more
@@ -103,9 +104,13 @@ class ModelRunner:
         reuse_gathers: Keep decode groups' gathered keys/values between forward passes and
             copy only changed blocks (:mod:`agentworld.sim.engine.gather_cache`); costs up to
             twice the pool's size in memory. ``None``: on for a CPU device, off otherwise.
+        share_prefix: Attend the leading blocks that all items of a group share once for
+            the whole group (:mod:`agentworld.sim.engine.shared_prefix`). ``None``: on for a
+            CPU device, off otherwise.
 
     Raises:
-        ValueError: ``num_blocks`` or ``block_size`` is not positive.
+        ValueError: ``num_blocks`` or ``block_size`` is not positive, or ``share_prefix``
+            is asked for on another device than a CPU.
     """
 
     def __init__(
@@ -115,6 +120,7 @@ class ModelRunner:
         num_blocks: int,
         block_size: int = 16,
         reuse_gathers: bool | None = None,
+        share_prefix: bool | None = None,
     ):
         if num_blocks < 1 or block_size < 1:
             raise ValueError(
@@ -126,6 +132,11 @@ class ModelRunner:
         self.num_blocks, self.block_size = num_blocks, block_size
         self.rep = num_heads // num_kv_heads
         self.device, self.dtype = model.device, model.dtype
+        if share_prefix is None:
+            share_prefix = self.device.type == "cpu"
+        if share_prefix and self.device.type != "cpu":
+            raise ValueError(f"share_prefix needs a CPU model, not {self.device.type}")
+        self.share_prefix = share_prefix
         shape = (num_blocks, block_size, num_kv_heads, head_dim)
         pool = dict(dtype=self.dtype, device=self.device)
         self.key_cache = [torch.zeros(shape, **pool) for _ in range(num_layers)]
@@ -149,6 +160,7 @@ class ModelRunner:
             else None
         )
         self.gathered_blocks = 0  # blocks copied per layer by the last forward pass's gathers
+        self.shared_blocks = 0  # shared prefix blocks the last forward pass's groups read once
         model.set_attn_implementation(register())
 
     @staticmethod
@@ -218,11 +230,15 @@ class ModelRunner:
         q_lens = [len(item.token_ids) for item in items]
         ctx_lens = [item.start_pos + q for item, q in zip(items, q_lens)]
         plan = plan_groups(q_lens, ctx_lens)
+        if self.share_prefix:
+            first = [item.block_table[0] if item.start_pos >= bs else None for item in items]
+            plan = [part for g in plan for part in split_by_first_block(g, first)]
         rows = max(len(g) * -(-max(ctx_lens[i] for i in g) // bs) for g in plan)
         if self._gather_buffer.numel() < 2 * rows * self._block_numel:
             self._gather_buffer = self._gather_buffer.new_empty(2 * rows * self._block_numel)
-        # The cache serves the first all-decode group.
-        first_decode = next((k for k, g in enumerate(plan) if all(q_lens[i] == 1 for i in g)), -1)
+        # The cache serves the largest all-decode group (the first of equal ones).
+        decode = [k for k, g in enumerate(plan) if all(q_lens[i] == 1 for i in g)]
+        first_decode = max(decode, key=lambda k: (len(plan[k]), -k), default=-1)
         groups = [
             self._group(
                 [items[i] for i in g],
@@ -235,6 +251,9 @@ class ModelRunner:
             (g.cached.src_blocks.numel() if g.cached is not None else g.block_table.numel())
             for g in groups
         )
+        self.shared_blocks = sum(
+            g.prefix_blocks.numel() for g in groups if g.prefix_blocks is not None
+        )
         batch = PagedBatch(self.key_cache, self.value_cache, self._tensor(slots), groups)
         return self._tensor(token_ids), self._tensor(positions), batch, self._tensor(logits_index)
 
@@ -246,14 +265,20 @@ class ModelRunner:
         start = torch.tensor([item.start_pos for item in items])
         num_blocks = [-(-(item.start_pos + len(item.token_ids)) // bs) for item in items]
         max_blocks, max_q = max(num_blocks), int(q_lens.max())
-        table = torch.zeros(len(items), max_blocks, dtype=torch.long)
-        for row, (item, nb) in enumerate(zip(items, num_blocks)):
-            table[row, :nb] = torch.tensor(item.block_table[:nb])
+        table = torch.tensor(
+            [item.block_table[:nb] + [0] * (max_blocks - nb) for item, nb in zip(items, num_blocks)]
+        )
+        # Leading blocks all items share, before any item's first query: attended once.
+        skip = 0
+        if self.share_prefix and len(items) > 1:
+            skip = shared_prefix_blocks(table, min(item.start_pos for item in items) // bs)
+        prefix, table = table[0, :skip], table[:, skip:].contiguous()
         j = torch.arange(max_q)
         last = torch.minimum(j[None, :], q_lens[:, None] - 1)  # padding rows repeat the last query
         query_index = torch.tensor(offsets)[:, None] + last
         query_pos = start[:, None] + last
-        allowed = torch.arange(max_blocks * bs)[None, None, :] <= query_pos[:, :, None]
+        key_pos = torch.arange(skip * bs, max_blocks * bs)
+        allowed = key_pos[None, None, :] <= query_pos[:, :, None]
         allowed = allowed[:, None].repeat(1, 1, self.rep, 1)  # rows r * max_q + j, see attend_group
         # Additive float mask: SDPA would otherwise convert a bool mask in every layer.
         mask = torch.zeros(allowed.shape, dtype=self.dtype).masked_fill_(~allowed, float("-inf"))
@@ -261,11 +286,11 @@ class ModelRunner:
         out_tokens = query_index.flatten()[out_rows]
         cached = None
         if cache is not None:
-            valid = torch.arange(max_blocks)[None, :] < torch.tensor(num_blocks)[:, None]
+            valid = torch.arange(skip, max_blocks)[None, :] < torch.tensor(num_blocks)[:, None]
             cached = cache.plan(table, valid, self._versions)
         to = self.device
-        size = len(items) * max_blocks * self._block_numel
-        buffers = self._gather_buffer[: 2 * size].view(2, len(items) * max_blocks, -1)
+        size = table.numel() * self._block_numel
+        buffers = self._gather_buffer[: 2 * size].view(2, table.numel(), -1)
         return AttentionGroup(
             query_index.to(to),
             table.to(to),
@@ -275,6 +300,7 @@ class ModelRunner:
             key_buffer=buffers[0],
             value_buffer=buffers[1],
             cached=cached,
+            prefix_blocks=prefix.to(to) if skip else None,
         )
 
     def _tensor(self, values: list[int]) -> torch.Tensor:
