@@ -8,8 +8,11 @@ lr 2e-3 with 20 warm-up steps, batch 16, loss only on the tokens to predict:
   its value (what ``ls DIR`` / ``cat FILE`` need from the initial-state listing).
 
 Prints the loss every 50 steps; chance is about 7.6 nats (the value alphabet's entropy).
+``--preset copy`` starts from the copy prior (``agentworld.trainers.copy_prior``): a working
+induction circuit at step 0, so lookup is solved before training.
 
     uv run python bench/copy_vs_lookup.py --steps 600
+    uv run python bench/copy_vs_lookup.py --steps 100 --preset copy
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import time
 import torch
 from transformers import Qwen3ForCausalLM
 
-from agentworld.trainers.models import build_config
+from agentworld.trainers.copy_prior import apply_copy_prior
+from agentworld.trainers.models import PRESETS, build_config
 
 SEP, QUERY = 5, 6
 
@@ -46,9 +50,11 @@ def lookup_batch(batch: int, pairs: int = 10, value_len: int = 4) -> tuple[torch
     return torch.tensor(rows), torch.tensor(labels)
 
 
-def train(task: str, steps: int, seed: int) -> None:
+def train(task: str, steps: int, seed: int, preset: str = "default") -> None:
     torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(build_config("default", 3072))
+    model = Qwen3ForCausalLM(build_config(preset, 3072))
+    if PRESETS[preset].copy_prior:
+        apply_copy_prior(model, seed=seed)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=0.1, betas=(0.9, 0.95))
     make = copy_batch if task == "copy" else lookup_batch
     start = time.perf_counter()
@@ -71,9 +77,10 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=600)
     p.add_argument("--tasks", default="copy,lookup")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--preset", default="default", choices=list(PRESETS))
     a = p.parse_args()
     for task in a.tasks.split(","):
-        train(task, a.steps, a.seed)
+        train(task, a.steps, a.seed, a.preset)
 
 
 if __name__ == "__main__":
