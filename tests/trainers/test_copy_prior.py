@@ -72,7 +72,7 @@ def test_training_keeps_the_circuit():
 
 
 def test_checkpoint_round_trip(tmp_path):
-    ids, labels = repeated(2)
+    ids, _ = repeated(2)
     model = copy_model()
     model.save_pretrained(tmp_path)
     again = AutoModelForCausalLM.from_pretrained(tmp_path)
