@@ -95,7 +95,8 @@ def build_config(
 def build_model(preset: str, tokenizer: PreTrainedTokenizerBase) -> PreTrainedModel:
     """A randomly initialised fp32 Qwen3 causal LM of ``preset`` sized to ``tokenizer``'s vocabulary.
 
-    Initialisation uses the current torch RNG: seed first for reproducibility.
+    Initialisation uses the current torch RNG: seed first for reproducibility. Presets with
+    ``copy_prior`` then get the induction circuit of :func:`~agentworld.trainers.copy_prior.apply_copy_prior`.
 
     Raises:
         ModelSpecError: unknown ``preset``.
