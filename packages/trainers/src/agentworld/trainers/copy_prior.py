@@ -60,7 +60,7 @@ def _check(model: PreTrainedModel) -> None:
             "the copy prior needs a Qwen3-architecture model (q_norm/k_norm) with at least 2 layers;"
             f" got {type(model).__name__}"
         )
-    if cfg.head_dim % 2 or cfg.head_dim // 2 <= CONTENT_FROM_PAIR or cfg.head_dim // 2 < PREV_PAIRS:
+    if cfg.head_dim % 2 or cfg.head_dim // 2 <= CONTENT_FROM_PAIR:  # also > PREV_PAIRS
         raise ValueError(f"the copy prior needs head_dim >= {2 * CONTENT_FROM_PAIR + 2}; got {cfg.head_dim}")
     if cfg.hidden_size // 3 < cfg.head_dim:
         raise ValueError(
