@@ -296,6 +296,9 @@ def test_engine_loop_joins_running_batch_and_survives_failures() -> None:
 
     runner.on_forward = inject
     first = loop.submit(prompt(4), SamplingParams(max_new_tokens=10), episode_id="first")
+    thread = loop._thread
+    # not a daemon: the interpreter joins it at exit instead of killing it mid-deallocation
+    assert thread is None or not thread.daemon
     assert first.result(timeout=30).token_ids == reference(prompt(4), 10)
     assert late[0].result(timeout=30).token_ids == reference(prompt(4, seed=1), 6)
     assert joined.is_set()  # the late request ran in the same forward passes as the first

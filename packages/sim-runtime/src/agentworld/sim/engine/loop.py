@@ -27,7 +27,7 @@ class EngineLoop:
 
     :meth:`submit` returns a ``concurrent.futures.Future`` at once; the request joins the
     batch already running at the next iteration. The thread starts on demand and exits
-    when no request is left. Implements the ``TokenEngine`` protocol through
+    when no request is left; it is not a daemon, so the process exits after it. Implements the ``TokenEngine`` protocol through
     :meth:`generate`.
 
     Args:
@@ -90,7 +90,10 @@ class EngineLoop:
         with self._lock:
             self._inbox.append((fn if not resolve else self._resolving(fn, future), future))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="paged-engine", daemon=True)
+                # Not a daemon: the interpreter joins it at exit. A daemon thread still
+                # freeing tensors at shutdown is killed inside torch's C++ deallocator,
+                # which aborts the process ("terminate called without an active exception").
+                self._thread = threading.Thread(target=self._run, name="paged-engine", daemon=False)
                 self._thread.start()
         return future
 
