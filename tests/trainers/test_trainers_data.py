@@ -36,6 +36,20 @@ def test_tokenizer_trains_and_renders_chatml(tokenizer_dir, corpus, tmp_path):
     assert again.chat_template == fresh.chat_template
 
 
+def test_a_name_is_the_same_tokens_after_a_space_a_slash_or_a_newline(tmp_path):
+    texts = ["ls letters\nls ~/letters: notes.md\ncd letters\nuser@sandbox:~/letters$ "] * 20
+    tok = train_tokenizer(texts, 300, tmp_path / "t")
+
+    def ids(text: str) -> list[int]:
+        return tok(text, add_special_tokens=False)["input_ids"]
+
+    name = ids("letters")
+    for context in ("ls letters", "ls ~/letters:", "user@sandbox:~/letters$ "):
+        found = ids(context)
+        assert any(found[i : i + len(name)] == name for i in range(len(found))), context
+    assert tok.decode(ids(texts[0])) == texts[0]
+
+
 def test_sft_mask_covers_only_assistant_answers(tokenizer_dir, corpus):
     tok = AutoTokenizer.from_pretrained(str(tokenizer_dir))
     episode = corpus[0]

@@ -12,6 +12,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from agentworld.core import plugins
 from agentworld.trainers.cpt import CptTrainer
 from agentworld.trainers.data import collate, sft_samples
+from agentworld.trainers.loop import resolve_mixed_precision
 from agentworld.trainers.models import PRESETS, ModelSpecError, load_model
 from agentworld.trainers.sft import SftTrainer
 
@@ -97,6 +98,39 @@ def test_same_seed_same_loss_curve(sft_run, corpus, tokenizer_dir, tmp_path):
     )
     assert losses(out) == losses(sft_run)
     assert losses(sft_run)[-1] < losses(sft_run)[0]
+
+
+def test_mixed_precision_auto_follows_native_bf16(
+    sft_run, corpus, tokenizer_dir, tmp_path, monkeypatch
+):
+    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    expected = "bf16" if native and not torch.cuda.is_available() else None
+    if not torch.cuda.is_available():
+        assert resolve_mixed_precision("auto") == ("bf16" if native else "no")
+    assert resolve_mixed_precision("no") == "no" and resolve_mixed_precision(None) is None
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    if not torch.cuda.is_available():
+        assert resolve_mixed_precision("auto") == "no"
+    monkeypatch.undo()
+    out = SftTrainer().train(
+        corpus,
+        {
+            **BASE,
+            "tokenizer": str(tokenizer_dir),
+            "output_dir": str(tmp_path / "auto"),
+            "max_steps": 8,
+            "seed": 7,
+            "mixed_precision": "auto",
+        },
+    )
+    curve, fp32 = losses(out), losses(sft_run)  # sft_run: the same run in fp32
+    assert curve[-1] < curve[0]
+    assert AutoModelForCausalLM.from_pretrained(out).dtype == torch.float32  # fp32 master weights
+    if expected == "bf16":  # bf16 matmuls: a close but not identical curve
+        assert curve != fp32 and abs(curve[-1] - fp32[-1]) < 0.1 * fp32[-1]
+    elif not torch.cuda.is_available():
+        assert curve == fp32
 
 
 class Crash(RuntimeError):

@@ -10,6 +10,7 @@ device placement and gradient accumulation, periodic crash-safe checkpoints,
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any, ClassVar
 
 import torch
 from accelerate import Accelerator
+from accelerate.state import AcceleratorState
+from accelerate.utils import DistributedType
 from accelerate.utils import set_seed
 from agentworld.core.card import card_from_episodes, write_card
 from agentworld.core.formats import cpt_text, episode_messages
@@ -42,6 +45,33 @@ def corpus_texts(episodes: Sequence[Episode]) -> list[str]:
             )
         )
     return texts
+
+
+def resolve_mixed_precision(value: str | None) -> str | None:
+    """``value`` unchanged, except ``"auto"``: ``"bf16"`` where bf16 matmuls run natively
+    (a CUDA device with bf16, else a CPU with AVX512-BF16 or AMX tiles, as torch reports
+    through ``torch.cpu._is_avx512_bf16_supported`` / ``_is_amx_tile_supported``), ``"no"``
+    elsewhere."""
+    if value != "auto":
+        return value
+    if torch.cuda.is_available():
+        return "bf16" if torch.cuda.is_bf16_supported() else "no"
+    native = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return "bf16" if any(getattr(torch.cpu, name, lambda: False)() for name in native) else "no"
+
+
+def _accelerator(cfg: TrainConfig) -> Accelerator:
+    """An ``Accelerator`` for one training run. accelerate keeps one process-wide state and
+    would keep (or refuse to change) an earlier run's ``mixed_precision``; a single-process
+    run (a notebook, a pipeline whose stages differ) starts from a fresh state instead.
+    Launched multi-process runs keep theirs."""
+    precision = resolve_mixed_precision(cfg.mixed_precision)
+    # ``None`` means what `accelerate launch` exported, "no" when not launched.
+    wanted = precision or os.environ.get("ACCELERATE_MIXED_PRECISION", "no")
+    state = AcceleratorState._shared_state  # the process-wide dict (empty before the first)
+    if state.get("distributed_type") == DistributedType.NO and state.get("_mixed_precision") != wanted:
+        AcceleratorState._reset_state(reset_partial_state=True)
+    return Accelerator(gradient_accumulation_steps=cfg.grad_accum, mixed_precision=precision)
 
 
 def lr_factor(cfg: TrainConfig, step: int, total: int | None, elapsed_s: float) -> float:
@@ -143,9 +173,7 @@ class BaseTrainer:
             )
             model = get_peft_model(model, lora)
         data = self.samples(episodes, tokenizer, cfg)
-        acc = Accelerator(
-            gradient_accumulation_steps=cfg.grad_accum, mixed_precision=cfg.mixed_precision
-        )
+        acc = _accelerator(cfg)
         if acc.state.deepspeed_plugin is not None:
             # No dataloader goes through prepare(), so DeepSpeed cannot infer its micro-batch.
             ds = acc.state.deepspeed_plugin.deepspeed_config

@@ -50,6 +50,9 @@ PRESETS: dict[str, Preset] = {
     # `default` plus the copy prior (a working induction circuit at step 0): the quickstart's model;
     # held-out exact match 0.37 vs 0.29, on non-empty outputs 0.24 vs 0.12 (bench/README.md).
     "copy": Preset(384, 2, 6, 1, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
+    # `copy` with a third layer, free for what the circuit cannot do (selecting the listing or
+    # file an action names): its residual branches start at zero.
+    "copy3": Preset(384, 3, 6, 1, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
     # Narrower and deeper, 3.4M parameters: ~5.6k tokens/s on the same cores.
     "deep": Preset(256, 4, 4, 2, 64, 640, 2048),
     # 0.9M parameters with a 512-token vocabulary: small-grid domains (classic), where a step

@@ -1,7 +1,8 @@
 """Training a byte-level BPE tokenizer with a ChatML chat template on our corpus.
 
 The tokenizer is what a locally built world model speaks: byte-level BPE (the
-GPT-2 / Qwen scheme, so any text round-trips) trained with the ``tokenizers``
+GPT-2 / Qwen scheme, so any text round-trips, except that whitespace runs are
+split off as tokens of their own) trained with the ``tokenizers``
 library, special tokens ``<|endoftext|>`` (eos and pad), ``<|im_start|>`` and
 ``<|im_end|>``, and the Qwen ChatML template. The prediction-contract tags
 (``<predicted_observation>`` and friends) are atomic added tokens, one token each.
@@ -13,7 +14,16 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import (
+    AddedToken,
+    Regex,
+    Tokenizer,
+    decoders,
+    models,
+    pre_tokenizers,
+    processors,
+    trainers,
+)
 from transformers import PreTrainedTokenizerFast
 
 from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, THINK_CLOSE, THINK_OPEN
@@ -58,7 +68,17 @@ def train_tokenizer(
             f"vocab_size must be at least {MIN_VOCAB} (256 bytes + tags), got {vocab_size}"
         )
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    # Whitespace runs are tokens of their own, so a name is the same token sequence
+    # wherever it appears: `letters` in the action `ls letters`, in the state line
+    # `ls ~/letters:` and in the prompt `~/letters$`. With GPT-2's scheme the leading space
+    # belongs to the word (` letters` vs `letters`), and copying a name from the action
+    # into the observation cannot be done by matching tokens. Costs ~30% more tokens.
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"\s+"), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False),
+        ]
+    )
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
