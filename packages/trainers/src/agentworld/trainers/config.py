@@ -61,7 +61,7 @@ class TrainConfig(BaseModel):
             ``None`` takes it from ``accelerate launch`` / its config file (``"no"`` when not launched);
             ``"auto"`` is ``"bf16"`` where the hardware computes bf16 natively (a CUDA GPU
             with bf16, or a CPU with AVX512-BF16 or AMX, where bf16 autocast trains the
-            4M-parameter quickstart model 1.7x faster) and ``"no"`` elsewhere (emulated bf16
+            3.9M-parameter quickstart model 1.6x faster) and ``"no"`` elsewhere (emulated bf16
             is slower than fp32). See :func:`agentworld.trainers.loop.resolve_mixed_precision`.
         progress: Show a rich progress bar.
         report_to: accelerate tracker names (``"tensorboard"``, ``"wandb"``, ``"trackio"``, ...)
