@@ -20,13 +20,20 @@ def repeated(batch: int, length: int = 96, seg: int = 12, seed: int = 0):
     """
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(10, VOCAB, (batch, length), generator=g)
+    return ids, plant_repeats(ids, seg, g, first_label=1)
+
+
+def plant_repeats(ids: torch.Tensor, seg: int, g: torch.Generator, first_label: int) -> torch.Tensor:
+    """Copy a random ``seg``-token span of each row of ``ids`` (in place) to a random later offset;
+    return labels ``[batch, length]``, -100 except on the copy from its ``first_label``-th token."""
+    length = ids.shape[1]
     labels = torch.full_like(ids, -100)
-    for b in range(batch):
+    for b in range(ids.shape[0]):
         src = int(torch.randint(0, length // 2 - seg, (), generator=g))
         dst = int(torch.randint(length // 2, length - seg + 1, (), generator=g))
         ids[b, dst : dst + seg] = ids[b, src : src + seg]
-        labels[b, dst + 1 : dst + seg] = ids[b, dst + 1 : dst + seg]
-    return ids, labels
+        labels[b, dst + first_label : dst + seg] = ids[b, dst + first_label : dst + seg]
+    return labels
 
 
 def copy_model(seed: int = 0) -> Qwen3ForCausalLM:
@@ -64,12 +71,7 @@ def separated(batch: int, length: int = 128, seg: int = 24, sep: int = 5, seed: 
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(10, VOCAB, (batch, length), generator=g)
     ids[:, ::3] = sep
-    labels = torch.full_like(ids, -100)
-    for b in range(batch):
-        src = int(torch.randint(0, length // 2 - seg, (), generator=g))
-        dst = int(torch.randint(length // 2, length - seg + 1, (), generator=g))
-        ids[b, dst : dst + seg] = ids[b, src : src + seg]
-        labels[b, dst + 2 : dst + seg] = ids[b, dst + 2 : dst + seg]
+    labels = plant_repeats(ids, seg, g, first_label=2)
     after_sep = (labels[:, 1:] != -100) & (ids[:, :-1] == sep)
     return ids, labels, after_sep
 

@@ -31,20 +31,17 @@ def losses(out: str | Path) -> list[float]:
     return [json.loads(line)["loss"] for line in lines]
 
 
+def sft8(corpus, tokenizer_dir, out: Path, **extra) -> str:
+    """An 8-step SFT run from a preset, seed 7, into ``out``; ``extra`` overrides options."""
+    options = {**BASE, "tokenizer": str(tokenizer_dir), "output_dir": str(out), "max_steps": 8}
+    return SftTrainer().train(corpus, {**options, "seed": 7, **extra})
+
+
 @pytest.fixture(scope="module")
 def sft_run(tmp_path_factory, corpus, tokenizer_dir) -> Path:
     """An uninterrupted 8-step SFT run from a preset, seed 7."""
     out = tmp_path_factory.mktemp("sft") / "run"
-    SftTrainer().train(
-        corpus,
-        {
-            **BASE,
-            "tokenizer": str(tokenizer_dir),
-            "output_dir": str(out),
-            "max_steps": 8,
-            "seed": 7,
-        },
-    )
+    sft8(corpus, tokenizer_dir, out)
     return out
 
 
@@ -86,16 +83,7 @@ def test_cpt_lowers_loss_and_checkpoint_reloads_with_identical_logits(corpus, tm
 
 
 def test_same_seed_same_loss_curve(sft_run, corpus, tokenizer_dir, tmp_path):
-    out = SftTrainer().train(
-        corpus,
-        {
-            **BASE,
-            "tokenizer": str(tokenizer_dir),
-            "output_dir": str(tmp_path / "b"),
-            "max_steps": 8,
-            "seed": 7,
-        },
-    )
+    out = sft8(corpus, tokenizer_dir, tmp_path / "b")
     assert losses(out) == losses(sft_run)
     assert losses(sft_run)[-1] < losses(sft_run)[0]
 
@@ -113,17 +101,7 @@ def test_mixed_precision_auto_follows_native_bf16(
     if not torch.cuda.is_available():
         assert resolve_mixed_precision("auto") == "no"
     monkeypatch.undo()
-    out = SftTrainer().train(
-        corpus,
-        {
-            **BASE,
-            "tokenizer": str(tokenizer_dir),
-            "output_dir": str(tmp_path / "auto"),
-            "max_steps": 8,
-            "seed": 7,
-            "mixed_precision": "auto",
-        },
-    )
+    out = sft8(corpus, tokenizer_dir, tmp_path / "auto", mixed_precision="auto")
     curve, fp32 = losses(out), losses(sft_run)  # sft_run: the same run in fp32
     assert curve[-1] < curve[0]
     assert AutoModelForCausalLM.from_pretrained(out).dtype == torch.float32  # fp32 master weights
