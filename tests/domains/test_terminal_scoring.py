@@ -59,23 +59,47 @@ def test_clean_output():
     assert clean_output(b"\xff\xfeok", 10)[0] == "\ufffd\ufffdok"
 
 
-def test_explain_describes_state_change():
-    before = {"cwd": "/home/agent", "exit_code": 0, "files": {"a.txt": "3B x"}}
-    after = {"cwd": "/home/agent/d", "exit_code": 0, "files": {"a.txt": "3B x", "d": "<dir>"}}
-    step = Step(
-        action=Action(text="mkdir d && cd d"),
-        observation=Observation(text="user@sandbox:~/d$ ", state=after),
+@pytest.mark.parametrize(
+    ("cwd", "action", "rationale"),
+    [
+        ("/home/agent", "cat notes.txt", "cat ~/notes.txt"),
+        ("/home/agent/a", "ls ../b", "ls ~/b"),
+        ("/home/agent/a", "ls -la", "ls ~/a"),
+        ("/home/agent/a", "ls -l . | wc -l", "ls ~/a"),
+        ("/home/agent", "head -n 3 docs/todo.txt", "cat ~/docs/todo.txt"),
+        ("/home/agent/docs", "grep -i milk todo.txt", "cat ~/docs/todo.txt"),
+        ("/home/agent", "sed 's/a/b/' ~/x.md", "cat ~/x.md"),
+        ("/home/agent", "wc -l /etc/hostname", "cat /etc/hostname"),
+        ("/home/agent", "find docs -name '*.txt'", "ls ~/docs"),
+        ("/home/agent/docs", "cd ..", "cd ~"),
+        ("/home/agent/docs", "cd", "cd ~"),
+        ("/home/agent", "mkdir d && cd d", "cwd ~"),
+        ("/home/agent/docs", "echo 'unbalanced", "cwd ~/docs"),
+        ("/home/agent", "grep milk", "cwd ~"),
+    ],
+)
+def test_rationale_names_the_state_line_the_command_reads(cwd, action, rationale):
+    step = Step(action=Action(text=action), observation=Observation(text="user@sandbox:~$ "))
+    assert explain(step, {"cwd": cwd}) == rationale
+    assert TerminalDomain().explain(step, {"cwd": cwd}) == rationale
+
+
+def test_rationale_header_stands_in_the_state_description():
+    """The header a rationale restates is a line of the initial-state description, right above
+    what the command prints (the selection head of the copy prior relies on both)."""
+    domain = TerminalDomain()
+    task = domain.tasks().sample(1, seed=3)[0]
+    lines = domain.system_prompt(task).splitlines()
+    path, content = sorted(task.setup["files"].items())[0]
+    step = Step(action=Action(text=f"cat {path}"), observation=Observation(text=""))
+    header = explain(step, None)
+    assert header == f"cat ~/{path}"
+    at = lines.index(header)
+    assert lines[at + 1 : at + 1 + len(content.splitlines())] == content.splitlines()
+    step = Step(action=Action(text="ls"), observation=Observation(text=""))
+    assert lines[lines.index(explain(step, {"cwd": "/home/agent"})) + 1].split("  ") == sorted(
+        {p.split("/")[0] for p in [*task.setup["files"], *task.setup["dirs"]]}
     )
-    text = explain(step, before)
-    assert "creates d" in text and "from ~ to ~/d" in text and "prints nothing" in text
-    failed = Step(
-        action=Action(text="cat nope"),
-        observation=Observation(
-            text="cat: nope: No such file or directory\n[1] user@sandbox:~$ ",
-            state={"cwd": "/home/agent", "exit_code": 1, "files": before["files"]},
-        ),
-    )
-    assert "exit status 1" in explain(failed, before) and "1 line" in explain(failed, before)
 
 
 def test_domain_and_plugin():
@@ -137,30 +161,29 @@ def test_world_model_prompt_carries_the_initial_file_tree():
     prompt = domain.system_prompt(task)
     assert prompt.startswith("You simulate a Linux bash terminal")
     for path, content in task.setup["files"].items():
-        assert f"--- {path} ---\n{content.rstrip()}" in prompt
+        assert f"\ncat ~/{path}\n{content.rstrip()}" in prompt
     for directory in task.setup["dirs"]:
-        assert f"\nls ~/{directory}: " in prompt
+        assert f"\nls ~/{directory}\n" in prompt
     assert domain.system_prompt(None) == prompt.split("\n\nInitial state", 1)[0]
 
 
-def test_initial_listing_matches_real_ls():
+def test_initial_state_pieces_are_what_the_commands_print():
+    """Under each header ``ls DIR`` / ``cat FILE`` stands exactly what real bash prints for it."""
     from agentworld.domains.terminal.domain import render_setup
 
     domain = TerminalDomain()
     task = domain.tasks().sample(1, seed=4)[0]
+    lines = render_setup(task.setup).splitlines()[1:]
+    headers = [i for i, line in enumerate(lines) if line.startswith(("ls ~", "cat ~"))]
+    assert sum(lines[i].startswith("cat ") for i in headers) == len(task.setup["files"])
+    assert sum(lines[i].startswith("ls ") for i in headers) > len(task.setup["dirs"])
     env = domain.make_env()
     try:
         env.reset(options={"task": task})
-        listing = dict(
-            line.split(": ", 1)
-            for line in render_setup(task.setup).splitlines()
-            if line.startswith("ls ~")
-        )
-        for shown, names in listing.items():
-            path = shown[3:].replace("~", "/home/agent", 1)
-            real = env.step(Action(text=f"ls {path}"))[0].text
-            expected = "" if names == "(empty)" else names + "\n"
-            assert real == expected + "user@sandbox:~$ ", shown
+        for i, end in zip(headers, [*headers[1:], len(lines)]):
+            command = lines[i].replace("~", "/home/agent", 1)
+            piece = "".join(line + "\n" for line in lines[i + 1 : end])
+            assert env.step(Action(text=command))[0].text == piece + "user@sandbox:~$ ", lines[i]
     finally:
         env.close()
 

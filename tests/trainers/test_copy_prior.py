@@ -85,6 +85,56 @@ def test_fresh_model_continues_a_copy_after_a_separator():
     assert right[after_sep].float().mean() > 0.8  # a one-token match scores ~0 here
 
 
+SINK, OBS, THINK, THINK_END, NL, LS, SP, HOME = range(1, 9)
+
+
+def state_lookups(count: int, seed: int = 0, keys: int = 8, piece: int = 6):
+    """Sequences shaped like a world model's SFT input at the start of an answer: a state
+    description of ``keys`` pieces, each under a header ``ls ~/KEY`` and a newline, then a
+    rationale restating one header, ``<think>ls ~/KEY</think>``, a newline and
+    ``<predicted_observation>`` and a newline. Token ids are random above 8; ``SINK`` opens every
+    turn. Returns ``[(ids, first token of the piece under KEY)]``."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(count):
+        names = torch.randint(10, VOCAB, (keys,), generator=g).tolist()
+        pieces = torch.randint(10, VOCAB, (keys, piece), generator=g).tolist()
+        ids = [SINK, *torch.randint(10, VOCAB, (20,), generator=g).tolist()]
+        for name, body in zip(names, pieces):
+            ids += [LS, SP, HOME, name, NL, *body, NL]
+        ids += [SINK, *torch.randint(10, VOCAB, (10,), generator=g).tolist()]
+        pick = int(torch.randint(0, keys, (), generator=g))
+        ids += [THINK, LS, SP, HOME, names[pick], THINK_END, NL, OBS, NL]
+        out.append((ids, pieces[pick][0]))
+    return out
+
+
+def test_selection_head_starts_the_answer_under_the_restated_header():
+    def model(select: bool) -> Qwen3ForCausalLM:
+        torch.manual_seed(0)
+        m = Qwen3ForCausalLM(build_config("copy", VOCAB))
+        return apply_copy_prior(m, seed=0, select_after=OBS if select else None,
+                                sink=SINK if select else None)
+
+    def first_token_accuracy(m) -> float:
+        cases = state_lookups(32)
+        with torch.no_grad():
+            return sum(int(m(input_ids=torch.tensor([ids])).logits[0, -1].argmax()) == first
+                       for ids, first in cases) / len(cases)
+
+    with_head, without = model(True), model(False)
+    assert first_token_accuracy(with_head) > 0.9  # measured 1.00
+    assert first_token_accuracy(without) < 0.1  # nothing points at the piece
+    # The gate: elsewhere the head attends the sinks (value 0), so copying is untouched by it.
+    ids, labels = repeated(8)
+    ids[:, 0] = SINK
+    silenced = model(True)
+    with torch.no_grad():
+        silenced.model.layers[1].self_attn.o_proj.weight[:, 3 * 64 : 4 * 64] = 0
+    assert copy_accuracy(with_head, ids, labels) == pytest.approx(
+        copy_accuracy(silenced, ids, labels), abs=0.02)
+
+
 def test_training_keeps_the_circuit():
     """AdamW at the quickstart's learning rate drives the copy loss down, not back to chance."""
     model = copy_model(seed=1)
@@ -119,5 +169,10 @@ def test_unsupported_models_are_named():
     with pytest.raises(ValueError, match="Qwen3-architecture.*LlamaForCausalLM"):
         apply_copy_prior(llama)
     narrow = Qwen3ForCausalLM(build_config("tiny-test", 64))
-    with pytest.raises(ValueError, match="head_dim >= 34"):
+    with pytest.raises(ValueError, match="head_dim >= 40"):
         apply_copy_prior(narrow)
+    with pytest.raises(ValueError, match="sink token"):
+        apply_copy_prior(copy_model(), select_after=OBS)
+    one_kv = Qwen3ForCausalLM(build_config("default", VOCAB))
+    with pytest.raises(ValueError, match="2 key/value heads; got 6 and 1"):
+        apply_copy_prior(one_kv, select_after=OBS, sink=SINK)

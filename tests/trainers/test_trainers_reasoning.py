@@ -61,15 +61,10 @@ def masked_runs(sample, tokenizer) -> tuple[list[str], str]:
     return [tokenizer.decode(r) for r in runs], tokenizer.decode(rest)
 
 
-def test_domain_rationales_follow_the_real_state_change():
+def test_domain_rationales_follow_the_working_directory():
+    """Each rationale resolves the command's path against the working directory before it."""
     (why,) = domain_rationales([terminal_episode()])
-    assert len(why) == 3
-    assert why[0].startswith("The command `touch notes.txt` prints nothing.")
-    assert "It creates notes.txt." in why[0] and "stays ~." in why[0]
-    assert "No file changes." in why[1]
-    assert "The working directory changes from ~ to ~/docs." in why[1]
-    assert "prints 1 line of output." in why[2]
-    assert "It fails with exit status 1, so the prompt starts with [1]." in why[2]
+    assert why == ["cwd ~", "cd ~/docs", "cat ~/docs/missing"]
 
 
 def test_reasoning_targets_have_one_think_block_inside_the_loss(corpus, tokenizer_dir, tmp_path):

@@ -23,6 +23,7 @@ from transformers import (
     Qwen3ForCausalLM,
 )
 
+from agentworld.core.formats import OBS_OPEN
 from agentworld.trainers.copy_prior import apply_copy_prior
 
 
@@ -50,7 +51,7 @@ PRESETS: dict[str, Preset] = {
     # `default` plus the copy prior (a working bigram induction circuit at step 0): the quickstart's
     # model; held-out exact match 0.46, on non-empty outputs 0.32 (`default`: 0.29 / 0.12 with the
     # older tokenizer; bench/README.md).
-    "copy": Preset(384, 2, 6, 1, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
+    "copy": Preset(384, 2, 6, 2, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
     # Narrower and deeper, 3.4M parameters: ~5.6k tokens/s on the same cores.
     "deep": Preset(256, 4, 4, 2, 64, 640, 2048),
     # 0.9M parameters with a 512-token vocabulary: small-grid domains (classic), where a step
@@ -111,7 +112,14 @@ def build_model(preset: str, tokenizer: PreTrainedTokenizerBase) -> PreTrainedMo
     config._attn_implementation = "sdpa"
     model = Qwen3ForCausalLM(config).to(torch.float32)
     if PRESETS[preset].copy_prior:
-        apply_copy_prior(model, seed=int(torch.randint(0, 2**31 - 1, ())))
+        vocab = tokenizer.get_vocab()
+        select = config.num_key_value_heads >= 2 and OBS_OPEN in vocab and "<|im_start|>" in vocab
+        apply_copy_prior(
+            model,
+            seed=int(torch.randint(0, 2**31 - 1, ())),
+            select_after=vocab[OBS_OPEN] if select else None,
+            sink=vocab["<|im_start|>"] if select else None,
+        )
     # Chat turns end with <|im_end|>: make generate() stop there too (as Qwen's generation_config does).
     im_end = (
         tokenizer.convert_tokens_to_ids("<|im_end|>")

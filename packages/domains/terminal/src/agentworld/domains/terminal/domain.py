@@ -15,6 +15,7 @@ from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.policies import make_policies
 from agentworld.domains.terminal.prompt import HOME, absolute_cwd, render_prompt, split_prompt
 from agentworld.domains.terminal.sandbox import detect_sandbox
+from agentworld.domains.terminal.state_text import render_setup
 from agentworld.domains.terminal.tasks import TerminalTaskSampler
 
 _BUCKETS = {
@@ -45,41 +46,6 @@ Each user message is one command line. Reply with what the terminal shows next: 
 stderr, no colours, command not echoed), then the prompt `user@sandbox:DIR$ `, prefixed by `[N] ` when
 the exit status N is non-zero. Commands running over 5 s are interrupted (`^C`, status 130); output over
 4096 bytes is truncated."""
-
-
-def render_setup(setup: dict[str, Any]) -> str:
-    """The initial home directory as text: one ``ls`` line per directory, then each file's content.
-
-    Listings are what ``ls DIR`` prints on this terminal (names in byte
-    order, two spaces apart). Example::
-
-        Initial state (every entry dated 2024-01-01):
-        ls ~: docs  notes.txt
-        ls ~/docs: todo.txt
-        --- docs/todo.txt ---
-        buy milk
-    """
-    files = setup.get("files", {})
-    dirs = {"", *setup.get("dirs", [])}
-    for path in files:
-        parts = path.split("/")[:-1]
-        dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
-    for d in list(dirs):
-        parts = d.split("/") if d else []
-        dirs.update("/".join(parts[:i]) for i in range(len(parts)))
-    children: dict[str, set[str]] = {d: set() for d in dirs}
-    for path in [*dirs, *files]:
-        if path:
-            parent, _, name = path.rpartition("/")
-            children[parent].add(name)
-    lines = ["Initial state (every entry dated 2024-01-01):"]
-    for d in sorted(dirs):
-        shown = "~/" + d if d else "~"
-        lines.append(f"ls {shown}: " + ("  ".join(sorted(children[d])) or "(empty)"))
-    for path, content in sorted(files.items()):
-        lines.append(f"--- {path} ---")
-        lines.append(content.rstrip("\n"))
-    return "\n".join(lines)
 
 
 @functools.cache
@@ -154,7 +120,8 @@ class TerminalDomain:
         return render_prompt(absolute_cwd(prompt.cwd) if prompt else HOME, 0)
 
     def explain(self, step: Step, previous_state: dict[str, Any] | None) -> str:
-        """A rationale from the real state change (:mod:`~agentworld.domains.terminal.explain`)."""
+        """The state lookup of ``step``: ``ls DIR``, ``cat FILE``, ``cd DIR`` or ``cwd DIR``
+        (:func:`agentworld.domains.terminal.explain.explain`)."""
         return _explain.explain(step, previous_state)
 
     def describe(self) -> dict[str, str]:

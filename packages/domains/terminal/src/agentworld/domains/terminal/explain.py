@@ -1,72 +1,101 @@
-"""Rationales built from the real structured state change of a step.
+"""Rationales for SFT with next-state reasoning: which part of the state a command reads.
 
-Used as SFT reasoning: a short paragraph saying what the command did to the
-working directory, the files and the exit status, computed from
-``Observation.state`` (``cwd``, ``exit_code``, ``files``) before and after.
+A terminal's next observation is mostly a piece of its state: ``ls DIR`` prints a directory's
+names, ``cat FILE`` (and ``head``, ``tail``, ``grep``, ``wc``) a file's lines. The simulator is
+given the initial state as a list of such pieces, each under a header line written the way a
+command names it (:mod:`agentworld.domains.terminal.state_text`)::
+
+    ls ~/docs
+    todo.txt
+    cat ~/docs/todo.txt
+    buy milk
+
+A rationale resolves the command's path against the working directory and restates the header
+of the piece it reads: ``cat todo.txt`` run in ``~/docs`` gives ``cat ~/docs/todo.txt``. That is
+the one step of reasoning a world model must get right before it can copy: it turns relative
+paths, ``.`` and ``..`` into the key under which the content stands, so the observation can be
+copied from behind it. Any listing (``ls -l``, ``ls -a``, ``find``) reads ``ls DIR``. Commands that read no piece restate where they run: ``cd DIR`` gives the
+new directory (``cd ~/docs``), anything else ``cwd ~/docs``.
+
+The rationale depends only on the action and the working directory before it, never on the
+observation, so a simulator can always write it before the observation.
 """
 
 from __future__ import annotations
 
+import posixpath
+import shlex
 from typing import Any
 
 from agentworld.core.types import Step
-from agentworld.domains.terminal.prompt import display_cwd, split_prompt
+from agentworld.domains.terminal.prompt import HOME, display_cwd
 
-_MAX_NAMES = 4
+_FILE_READERS = frozenset({"cat", "head", "tail", "wc", "nl", "sort", "uniq", "tac"})
+_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "sed"})
+_VALUE_FLAGS = frozenset({"-n", "-c", "-e", "-f", "-m", "-name", "-type", "-maxdepth"})
+_SEPARATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<"})
 
 
-def _names(paths: list[str]) -> str:
-    shown = ", ".join(paths[:_MAX_NAMES])
-    return shown + (f" and {len(paths) - _MAX_NAMES} more" if len(paths) > _MAX_NAMES else "")
+def _first_command(action: str) -> list[str]:
+    """Words of the first simple command of ``action`` (``[]`` if it cannot be split)."""
+    lexer = shlex.shlex(action, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words: list[str] = []
+    try:
+        for word in lexer:
+            if word in _SEPARATORS:
+                break
+            words.append(word)
+    except ValueError:  # unbalanced quotes
+        return []
+    return words
+
+
+def _operands(words: list[str]) -> list[str]:
+    """Non-option arguments, skipping the values of options that take one (``-n 3``)."""
+    out, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _VALUE_FLAGS:
+            skip = True
+        elif not (word.startswith("-") and word != "-"):
+            out.append(word)
+    return out
+
+
+def resolve(cwd: str, path: str) -> str:
+    """``path`` as the prompt would show it, resolved against absolute ``cwd``.
+
+    ``~`` is the home directory; ``.`` and ``..`` are folded (``resolve("/home/agent/a", "../b")``
+    is ``~/b``).
+    """
+    if path == "~" or path.startswith("~/"):
+        path = HOME + path[1:]
+    return display_cwd(posixpath.normpath(posixpath.join(cwd, path)))
 
 
 def explain(step: Step, previous_state: dict[str, Any] | None) -> str:
-    """A short rationale for ``step`` given the state before it.
+    """The state lookup of ``step``: ``ls DIR``, ``cat FILE``, ``cd DIR`` or ``cwd DIR``.
 
     Args:
-        step: The transition (its observation must carry ``state``; without it
-            only the output is described).
-        previous_state: ``Observation.state`` before the step (``None`` at an
-            unknown start: file changes are then not described).
+        step: The transition; only ``step.action.text`` is read.
+        previous_state: ``Observation.state`` before the step; its ``cwd`` (absolute) resolves
+            relative paths (the home directory when absent).
+
+    Returns:
+        One line: the header, in the initial-state description's syntax, of the piece of state
+        the command reads (see the module docstring).
     """
-    before = previous_state or {}
-    after = step.observation.state or {}
-    command = step.action.text.strip() or "(empty line)"
-    output, _ = split_prompt(step.observation.text)
-    n = len(output.splitlines())
-    parts = [
-        f"The command `{command}` "
-        + (f"prints {n} line{'s' * (n != 1)} of output." if n else "prints nothing.")
-    ]
-    if step.info.get("timed_out"):
-        parts.append("It does not finish in time, so it is interrupted with Ctrl-C.")
-    old_files: dict[str, str] = before.get("files") or {}
-    new_files: dict[str, str] = after.get("files") or {}
-    if previous_state is not None and "files" in after:
-        added = sorted(set(new_files) - set(old_files))
-        removed = sorted(set(old_files) - set(new_files))
-        changed = sorted(
-            p
-            for p in set(old_files) & set(new_files)
-            if old_files[p] != new_files[p] and new_files[p] != "<dir>"
-        )
-        for label, paths in (("creates", added), ("removes", removed), ("modifies", changed)):
-            if paths:
-                parts.append(f"It {label} {_names(paths)}.")
-        if not (added or removed or changed):
-            parts.append("No file changes.")
-    if "cwd" in after:
-        old_cwd, new_cwd = before.get("cwd"), after["cwd"]
-        if old_cwd and old_cwd != new_cwd:
-            old_shown, new_shown = display_cwd(old_cwd), display_cwd(new_cwd)
-            parts.append(f"The working directory changes from {old_shown} to {new_shown}.")
-        else:
-            parts.append(f"The working directory stays {display_cwd(new_cwd)}.")
-    code = after.get("exit_code")
-    if code is not None:
-        parts.append(
-            "It succeeds (exit status 0), so the prompt has no status marker."
-            if code == 0
-            else f"It fails with exit status {code}, so the prompt starts with [{code}]."
-        )
-    return " ".join(parts)
+    cwd = (previous_state or {}).get("cwd") or HOME
+    words = _first_command(step.action.text)
+    name, args = (words[0], _operands(words[1:])) if words else ("", [])
+    if name in _PATTERN_FIRST:
+        args = args[1:]
+    if name in ("ls", "find"):
+        return f"ls {resolve(cwd, args[0] if args else '.')}"
+    if (name in _FILE_READERS or name in _PATTERN_FIRST) and args:
+        return f"cat {resolve(cwd, args[0])}"
+    if name == "cd" and args != ["-"]:
+        return f"cd {resolve(cwd, args[0] if args else '~')}"
+    return f"cwd {display_cwd(cwd)}"

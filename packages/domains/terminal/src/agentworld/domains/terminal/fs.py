@@ -36,6 +36,7 @@ from typing import Any
 
 SETUP_MTIME = 1_704_067_200  # 2024-01-01T00:00:00Z, seconds since the epoch
 SNAPSHOT_LIMIT = 200
+DIR_MODE, FILE_MODE = 0o755, 0o644  # of set-up entries: drwxr-xr-x, -rw-r--r--
 
 
 def _inside(root: Path, rel: str) -> Path:
@@ -46,7 +47,8 @@ def _inside(root: Path, rel: str) -> Path:
 
 
 def apply_setup(root: Path, setup: dict[str, Any]) -> None:
-    """Create ``setup``'s directories and files under ``root`` with fixed mtimes.
+    """Create ``setup``'s directories and files under ``root`` with fixed mtimes and modes
+    (:data:`DIR_MODE`, :data:`FILE_MODE`).
 
     Raises:
         ValueError: a path is absolute or leaves the root.
@@ -65,6 +67,7 @@ def apply_setup(root: Path, setup: dict[str, Any]) -> None:
         {*made, *(p for m in made for p in m.parents if root in p.parents)},
         key=lambda p: -len(p.parts),
     ):
+        os.chmod(path, DIR_MODE if path.is_dir() else FILE_MODE)  # whatever the umask
         os.utime(path, (SETUP_MTIME, SETUP_MTIME), follow_symlinks=False)
     os.utime(root, (SETUP_MTIME, SETUP_MTIME))
 
