@@ -48,9 +48,10 @@ PRESETS: dict[str, Preset] = {
     # 3.9M parameters with a 3k vocab (1.2M of them the tied embedding). Wide and shallow won the
     # fidelity-per-minute sweep on 2 CPU cores (see the package README): ~7k tokens/s.
     "default": Preset(384, 2, 6, 1, 64, 1024, 2048),
-    # `default` plus the copy prior (a working bigram induction circuit at step 0): the quickstart's
-    # model; held-out exact match 0.46, on non-empty outputs 0.32 (`default`: 0.29 / 0.12 with the
-    # older tokenizer; bench/README.md).
+    # `default` with 2 KV heads plus the copy prior (bigram induction and a selection head working
+    # at step 0): the quickstart's model, 4.0M parameters; held-out exact match 0.65, on non-empty
+    # outputs 0.55 (session 7; `default` without the prior: 0.29 / 0.12 in session 5;
+    # bench/README.md).
     "copy": Preset(384, 2, 6, 2, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
     # Narrower and deeper, 3.4M parameters: ~5.6k tokens/s on the same cores.
     "deep": Preset(256, 4, 4, 2, 64, 640, 2048),

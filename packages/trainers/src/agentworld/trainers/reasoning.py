@@ -5,8 +5,9 @@ the ``<predicted_observation>`` block (:func:`agentworld.core.formats.wrap_obser
 Rationales come from
 
 - the domain (``reasoning="domain"``): the domain plugin's
-  ``explain(step, previous_state)``, computed from the real structured state
-  change (found by name through the plugin manager, never imported); or
+  ``explain(step, previous_state)``, computed from the real transition and
+  the structured state before it (terminal: the state line the command reads;
+  found by name through the plugin manager, never imported); or
 - a teacher (``reasoning="teacher"``): any OpenAI-compatible chat endpoint,
   prompted with our prompts below (or a user template), shown the context,
   the action and the real next observation. Answers are cached in a JSONL
