@@ -134,8 +134,9 @@ def apply_copy_prior(
             start); required with ``select_after``.
 
     Returns:
-        ``model``: layer 1 query head ``i`` attends ``BACK[i]`` (``SELECT_BACK[i]``) positions back; layer 2 query
-        head 0 to positions preceded by the current bigram (or, weaker, the current token),
+        ``model``: layer 1 query head ``i`` attends ``BACK[i]`` (``SELECT_BACK[i]``) positions
+        back; layer 2 query head 0 to positions preceded by the current bigram (or, weaker, the
+        current token),
         predicting the token found there; with ``select_after``, the selection head (see the module
         docstring).
 

@@ -49,9 +49,9 @@ PRESETS: dict[str, Preset] = {
     # fidelity-per-minute sweep on 2 CPU cores (see the package README): ~7k tokens/s.
     "default": Preset(384, 2, 6, 1, 64, 1024, 2048),
     # `default` with 2 KV heads plus the copy prior (bigram induction and a selection head working
-    # at step 0): the quickstart's model, 4.0M parameters; held-out exact match 0.65, on non-empty
-    # outputs 0.55 (session 7; `default` without the prior: 0.29 / 0.12 in session 5;
-    # bench/README.md).
+    # at step 0): the quickstart's model, 4.0M parameters; held-out exact match 0.615, on non-empty
+    # outputs 0.521 (mean of 3 quickstart runs, session 7; `default` without the prior: 0.29 / 0.12
+    # in session 5; bench/README.md).
     "copy": Preset(384, 2, 6, 2, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
     # Narrower and deeper, 3.4M parameters: ~5.6k tokens/s on the same cores.
     "deep": Preset(256, 4, 4, 2, 64, 640, 2048),
@@ -112,8 +112,8 @@ def build_model(preset: str, tokenizer: PreTrainedTokenizerBase) -> PreTrainedMo
     )
     config._attn_implementation = "sdpa"
     model = Qwen3ForCausalLM(config).to(torch.float32)
+    vocab = tokenizer.get_vocab()
     if PRESETS[preset].copy_prior:
-        vocab = tokenizer.get_vocab()
         select = config.num_key_value_heads >= 2 and OBS_OPEN in vocab and "<|im_start|>" in vocab
         apply_copy_prior(
             model,
@@ -122,11 +122,7 @@ def build_model(preset: str, tokenizer: PreTrainedTokenizerBase) -> PreTrainedMo
             sink=vocab["<|im_start|>"] if select else None,
         )
     # Chat turns end with <|im_end|>: make generate() stop there too (as Qwen's generation_config does).
-    im_end = (
-        tokenizer.convert_tokens_to_ids("<|im_end|>")
-        if "<|im_end|>" in tokenizer.get_vocab()
-        else None
-    )
+    im_end = vocab.get("<|im_end|>")
     model.generation_config.eos_token_id = (
         [im_end, config.eos_token_id] if im_end is not None else config.eos_token_id
     )

@@ -14,8 +14,9 @@ A rationale resolves the command's path against the working directory and restat
 of the piece it reads: ``cat todo.txt`` run in ``~/docs`` gives ``cat ~/docs/todo.txt``. That is
 the one step of reasoning a world model must get right before it can copy: it turns relative
 paths, ``.`` and ``..`` into the key under which the content stands, so the observation can be
-copied from behind it. Any listing (``ls -l``, ``ls -a``, ``find``) reads ``ls DIR``. Commands that read no piece restate where they run: ``cd DIR`` gives the
-new directory (``cd ~/docs``), anything else ``cwd ~/docs``.
+copied from behind it. Any listing (``ls -l``, ``ls -a``, ``find``) reads ``ls DIR``. Commands
+that read no piece restate where they run: ``cd DIR`` gives the new directory (``cd ~/docs``),
+anything else ``cwd ~/docs``.
 
 The rationale depends only on the action and the working directory before it, never on the
 observation, so a simulator can always write it before the observation.
@@ -28,7 +29,7 @@ import shlex
 from typing import Any
 
 from agentworld.core.types import Step
-from agentworld.domains.terminal.prompt import HOME, display_cwd
+from agentworld.domains.terminal.prompt import HOME, absolute_cwd, display_cwd
 
 _FILE_READERS = frozenset({"cat", "head", "tail", "wc", "nl", "sort", "uniq", "tac"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "sed"})
@@ -70,9 +71,7 @@ def resolve(cwd: str, path: str) -> str:
     ``~`` is the home directory; ``.`` and ``..`` are folded (``resolve("/home/agent/a", "../b")``
     is ``~/b``).
     """
-    if path == "~" or path.startswith("~/"):
-        path = HOME + path[1:]
-    return display_cwd(posixpath.normpath(posixpath.join(cwd, path)))
+    return display_cwd(posixpath.normpath(posixpath.join(cwd, absolute_cwd(path))))
 
 
 def explain(step: Step, previous_state: dict[str, Any] | None) -> str:
