@@ -773,7 +773,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--block-size", type=int, default=16, help="KV block / page size (tokens), B2-B4"
     )
     r.add_argument(
-        "--max-batched-tokens", type=int, default=512, help="tokens per forward pass, B2-B4"
+        "--max-batched-tokens", type=int, default=2048, help="tokens per forward pass, B2-B4"
     )
     r.add_argument(
         "--matmul-size",

@@ -222,7 +222,7 @@ def test_decode_reuses_gathered_blocks_and_stays_exact(models) -> None:
     blocks = Blocks(runner.num_blocks, seed=6)
     tables = [blocks.take(40) for _ in seqs]  # 10 blocks each
     runner.forward([ForwardItem(s[:9], 0, t, False) for s, t in zip(seqs, tables)])
-    pos, copied = [9, 9, 9], []
+    pos, copied = [9, 9, 9], [runner.gathered_blocks]
 
     def decode(order: list[int]) -> None:
         items = [ForwardItem([seqs[i][pos[i]]], pos[i], tables[i], True) for i in order]
@@ -233,8 +233,9 @@ def test_decode_reuses_gathered_blocks_and_stays_exact(models) -> None:
 
     for _ in range(4):  # positions 9..12: the third block of each sequence
         decode([0, 1, 2])
-    # First pass copies all 3 blocks of the 3 sequences; then only each one's last block.
-    assert copied == [9, 3, 3, 3]
+    # The prefill pass (the largest group, so the cached one) copies all 3 blocks of the 3
+    # sequences; each decode pass then copies only each sequence's last block.
+    assert copied == [9, 3, 3, 3, 3]
     # Move sequence 1's third block: same content in another block (copy-on-write).
     moved = blocks.take(1)[0]
     runner.copy_block(tables[1][2], moved)

@@ -103,6 +103,29 @@ def test_chunked_prefill_mixes_with_decodes_under_the_token_budget() -> None:
     assert batches[5] == [(9, 1, True), (28, 2, True)]
 
 
+def test_requests_opened_together_share_their_common_prefix() -> None:
+    """A request whose next block another request computes in the same pass waits one pass and
+    then reuses that block (in-batch prefix caching): the shared prompt is computed once."""
+    engine = fake_engine(num_blocks=64, max_num_batched_tokens=64)
+    system = prompt(12, seed=3)  # 3 full blocks of 4 tokens
+    ids = [engine.add_request(system + [40 + i, 50 + i], GREEDY) for i in range(3)]
+    unrelated = engine.add_request(prompt(6, seed=9), GREEDY)
+    engine.step()
+    # Only the first of the three and the unrelated request ran; the other two wait, in order.
+    assert engine.runner.batches[0] == [(0, 14, True), (0, 6, True)]
+    assert [s.request_id for s in engine.scheduler.waiting] == ids[1:]
+    seqs = [engine._requests[i] for i in ids]
+    engine.step()
+    # Next pass: both hit the 3 sealed blocks and compute only their 2 own tokens.
+    assert engine.runner.batches[1][-2:] == [(12, 2, True), (12, 2, True)]
+    assert seqs[0].block_table[:3] == seqs[1].block_table[:3] == seqs[2].block_table[:3]
+    outputs = run(engine, ids + [unrelated])
+    assert [outputs[i].num_cached_tokens for i in ids] == [0, 12, 12]
+    for i, r in zip(ids, range(3)):
+        assert outputs[i].token_ids == reference(system + [40 + r, 50 + r], 6)
+    check_accounting(engine)
+
+
 def test_max_num_seqs_limits_running() -> None:
     engine = fake_engine(num_blocks=64, max_num_seqs=2)
     ids = [engine.add_request(prompt(3, seed=i), GREEDY) for i in range(5)]

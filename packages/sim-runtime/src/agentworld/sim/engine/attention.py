@@ -51,7 +51,9 @@ class AttentionGroup:
             dtype over the positions ``block_table`` covers: 0 where the query row may
             attend the key position (causal, within the item's context), ``-inf``
             elsewhere; the ``max_q`` rows are repeated ``rep = num_heads / num_kv_heads``
-            times.
+            times. ``None`` for a group of decode steps (one query each) over contexts of
+            equal length: each query attends its first ``num_keys`` positions, unmasked
+            (SDPA's CPU kernel runs ~20% faster without a mask).
         out_rows: ``[num_real]`` flat row ``i * max_q + j`` of each real (unpadded) query.
         out_tokens: ``[num_real]`` packed-token index of each real query, same order.
         key_buffer: ``[n * max_blocks, block_size * num_kv_heads * head_dim]`` scratch the
@@ -64,17 +66,20 @@ class AttentionGroup:
         prefix_blocks: ``[c]`` block ids every item holds first (positions ``[0, c *
             block_size)``), attended once for all the group's queries (CPU only); every
             query row may attend all of them. ``None``: no shared prefix (``c = 0``).
+        num_keys: Positions after the shared prefix each query attends when ``mask`` is
+            ``None`` (tokens); unused otherwise.
     """
 
     query_index: torch.Tensor
     block_table: torch.Tensor
-    mask: torch.Tensor
+    mask: torch.Tensor | None
     out_rows: torch.Tensor
     out_tokens: torch.Tensor
     key_buffer: torch.Tensor
     value_buffer: torch.Tensor
     cached: GatherPlan | None = None
     prefix_blocks: torch.Tensor | None = None
+    num_keys: int = 0
 
 
 @dataclass(slots=True)
@@ -146,6 +151,8 @@ def attend_group(
         v = torch.index_select(value_cache.view(num_blocks, -1), 0, blocks, out=group.value_buffer)
         k = k.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)  # [n, H_kv, max_blocks * bs, D]
         v = v.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)
+    if group.mask is None:  # equal contexts, one query each: no padding to mask
+        k, v = k[:, :, : group.num_keys], v[:, :, : group.num_keys]
     if group.prefix_blocks is None:
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=group.mask, scale=scale)
     else:

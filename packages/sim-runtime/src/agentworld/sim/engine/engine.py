@@ -89,7 +89,8 @@ class PagedEngine:
         kv_cache_bytes: KV budget (bytes) when ``num_blocks`` is not given; default 1 GiB on
             CPU, half the free memory on an accelerator, and never more blocks than
             ``max_num_seqs`` full contexts.
-        max_num_batched_tokens: Token budget of one forward pass (tokens).
+        max_num_batched_tokens: Token budget of one forward pass (tokens; 2048 as vLLM's chunked
+            prefill default: a lockstep step of many episodes starts in one pass).
         max_num_seqs: Most requests running at once.
         enable_prefix_caching: Reuse hashed full blocks across sequences.
         max_positions: Context window (tokens); default the model's ``max_position_embeddings``.
@@ -111,7 +112,7 @@ class PagedEngine:
         block_size: int = 16,
         num_blocks: int | None = None,
         kv_cache_bytes: int | None = None,
-        max_num_batched_tokens: int = 512,
+        max_num_batched_tokens: int = 2048,
         max_num_seqs: int = 256,
         enable_prefix_caching: bool = True,
         max_positions: int | None = None,

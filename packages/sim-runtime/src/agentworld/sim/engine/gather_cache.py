@@ -14,7 +14,7 @@ The buffers are head-major (``[n, num_kv_heads, positions, head_dim]`` per layer
 attention reads them as contiguous rows. The cache trades memory for bandwidth: it holds
 a second copy of the cached group's keys and values (``2 * num_layers * n * capacity *
 block_size * num_kv_heads * head_dim`` elements, ``capacity`` = the longest item's
-blocks plus ``SLACK_BLOCKS``), and declines (:meth:`GatherCache.plan` returns ``None``)
+blocks plus half as many spare ones, at least ``SLACK_BLOCKS``), and declines (:meth:`GatherCache.plan` returns ``None``)
 when that would exceed its byte limit.
 """
 
@@ -26,7 +26,8 @@ import torch
 
 
 PATIENCE = 8  # plans with another group size before the buffers are re-laid out for it
-SLACK_BLOCKS = 8  # spare blocks per item allocated on growth (a re-layout every 8 blocks)
+SLACK_BLOCKS = 8  # fewest spare blocks per item allocated on growth
+GROWTH = 0.5  # spare blocks per item on growth, as a share of the blocks needed
 
 
 @dataclass(slots=True)
@@ -72,6 +73,12 @@ class GatherPlan:
             flat = buf.view(n, heads, capacity * block_size, head_dim)
             out.append(flat[:, :, : self.num_positions])
         return out[0], out[1]
+
+
+def _slack(max_blocks: int) -> int:
+    """Spare blocks per item when the buffers are (re)laid out for ``max_blocks``: growing
+    geometrically keeps the copies a growth makes to a constant share of the copying."""
+    return max(SLACK_BLOCKS, int(GROWTH * max_blocks))
 
 
 class GatherCache:
@@ -143,10 +150,10 @@ class GatherCache:
             if self.table is not None and self._misses < PATIENCE:
                 return None
             # With slack if it fits, else exactly (near the byte limit).
-            if not any(self._allocate(n, max_blocks + k) for k in (SLACK_BLOCKS, 0)):
+            if not any(self._allocate(n, max_blocks + k) for k in (_slack(max_blocks), 0)):
                 return None
         elif self.table.shape[1] < max_blocks:
-            if not any(self._grow(max_blocks + k) for k in (SLACK_BLOCKS, 0)):
+            if not any(self._grow(max_blocks + k) for k in (_slack(max_blocks), 0)):
                 self.clear()
                 return None
         self._misses = 0

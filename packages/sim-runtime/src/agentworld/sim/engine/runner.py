@@ -236,14 +236,14 @@ class ModelRunner:
         rows = max(len(g) * -(-max(ctx_lens[i] for i in g) // bs) for g in plan)
         if self._gather_buffer.numel() < 2 * rows * self._block_numel:
             self._gather_buffer = self._gather_buffer.new_empty(2 * rows * self._block_numel)
-        # The cache serves the largest all-decode group (the first of equal ones).
-        decode = [k for k, g in enumerate(plan) if all(q_lens[i] == 1 for i in g)]
-        first_decode = max(decode, key=lambda k: (len(plan[k]), -k), default=-1)
+        # The cache serves the largest group (the first of equal ones): the decode group, or
+        # the same sequences' prefill chunks when an environment step starts for all of them.
+        largest = max(range(len(plan)), key=lambda k: (len(plan[k]), -k))
         groups = [
             self._group(
                 [items[i] for i in g],
                 [offsets[i] for i in g],
-                self._gather_cache if k == first_decode else None,
+                self._gather_cache if k == largest else None,
             )
             for k, g in enumerate(plan)
         ]
@@ -277,11 +277,15 @@ class ModelRunner:
         last = torch.minimum(j[None, :], q_lens[:, None] - 1)  # padding rows repeat the last query
         query_index = torch.tensor(offsets)[:, None] + last
         query_pos = start[:, None] + last
-        key_pos = torch.arange(skip * bs, max_blocks * bs)
-        allowed = key_pos[None, None, :] <= query_pos[:, :, None]
-        allowed = allowed[:, None].repeat(1, 1, self.rep, 1)  # rows r * max_q + j, see attend_group
-        # Additive float mask: SDPA would otherwise convert a bool mask in every layer.
-        mask = torch.zeros(allowed.shape, dtype=self.dtype).masked_fill_(~allowed, float("-inf"))
+        ends = {item.start_pos + len(item.token_ids) for item in items}
+        mask = None
+        if max_q > 1 or len(ends) > 1:  # else every query attends [0, end) exactly
+            key_pos = torch.arange(skip * bs, max_blocks * bs)
+            allowed = key_pos[None, None, :] <= query_pos[:, :, None]
+            allowed = allowed[:, None].repeat(1, 1, self.rep, 1)  # rows r * max_q + j
+            # Additive float mask: SDPA would otherwise convert a bool mask in every layer.
+            mask = torch.zeros(allowed.shape, dtype=self.dtype)
+            mask = mask.masked_fill_(~allowed, float("-inf")).to(self.device)
         out_rows = (j[None, :] < q_lens[:, None]).flatten().nonzero().squeeze(1)
         out_tokens = query_index.flatten()[out_rows]
         cached = None
@@ -294,13 +298,14 @@ class ModelRunner:
         return AttentionGroup(
             query_index.to(to),
             table.to(to),
-            mask.to(to),
+            mask,
             out_rows.to(to),
             out_tokens.to(to),
             key_buffer=buffers[0],
             value_buffer=buffers[1],
             cached=cached,
             prefix_blocks=prefix.to(to) if skip else None,
+            num_keys=max(ends) - skip * bs,
         )
 
     def _tensor(self, values: list[int]) -> torch.Tensor:

@@ -4,7 +4,10 @@ Each :meth:`Scheduler.schedule` call builds one forward pass of at most
 ``max_num_batched_tokens`` tokens: first the running sequences in admission order
 (one decode token each, or the next prefill chunk), then waiting sequences
 admitted first-come first-served, each after pulling in its hashed prefix
-blocks. A sequence runs only if the blocks for its tokens can be had; when
+blocks. A waiting sequence whose next block to compute is one that another
+sequence computes in this pass waits for the next pass, where that block is
+cached (SGLang's in-batch prefix caching): episodes opened together share
+their system prompt's blocks instead of each computing a copy. A sequence runs only if the blocks for its tokens can be had; when
 memory runs short the free blocks go first (never-hashed ones, then cached
 ones least recently used first), then the scheduler preempts, in this order,
 the longest-idle pinned episode, a waiting sequence holding blocks (newest
@@ -55,7 +58,7 @@ class Scheduler:
         self,
         pool: BlockPool,
         *,
-        max_num_batched_tokens: int = 512,
+        max_num_batched_tokens: int = 2048,
         max_num_seqs: int = 256,
         enable_prefix_caching: bool = True,
         watermark: float = 0.01,
@@ -147,6 +150,7 @@ class Scheduler:
         """Pick this iteration's tokens and give them blocks (see the module docstring)."""
         self.num_steps += 1
         batch, budget = ScheduledBatch(), self.max_num_batched_tokens
+        computing: set[int | None] = set()  # hashes of the full blocks this pass computes first
         i = 0
         preempted = False
         while i < len(self.running) and budget > 0:
@@ -157,14 +161,20 @@ class Scheduler:
                 self.preempt(seq)  # only earlier, already scheduled sequences hold the rest
                 preempted = True
                 continue
+            computing.add(self._next_block_hash(seq))
             self._schedule(batch, seq, n)
             budget -= n
             i += 1
+        deferred: list[Sequence] = []
         while (
             self.waiting and budget > 0 and len(self.running) < self.max_num_seqs and not preempted
         ):
             seq = self.waiting[0]
             self._match_prefix(seq)
+            block_hash = self._next_block_hash(seq)
+            if block_hash is not None and block_hash in computing:
+                deferred.append(self.waiting.popleft())  # its block is cached after this pass
+                continue
             n = min(seq.num_uncomputed_tokens, budget)
             reserve = self.watermark_blocks if self.running else 0
             if not self._make_room(seq, n, reserve=reserve, running_victims=False):
@@ -176,8 +186,10 @@ class Scheduler:
                 seq.num_cached_tokens = seq.num_computed_tokens
                 self.num_prompt_tokens += seq.num_prompt_tokens
                 self.num_cached_tokens += seq.num_computed_tokens
+            computing.add(block_hash)
             self._schedule(batch, seq, n)
             budget -= n
+        self.waiting.extendleft(reversed(deferred))  # first come, first served next pass
         return batch
 
     def advance(self, seq: Sequence, num_tokens: int) -> None:
@@ -208,6 +220,14 @@ class Scheduler:
             parent = seq.block_hashes[j - 1] if j else None
             seq.block_hashes.append(self.pool.hash_block(parent, self._tokens(seq, j)))
         return seq.block_hashes[i]
+
+    def _next_block_hash(self, seq: Sequence) -> int | None:
+        """Hash of the block holding ``seq``'s next token to compute, if that block will be
+        full of known tokens (``None`` too with prefix caching off)."""
+        i = seq.num_computed_tokens // self.block_size
+        if not self.enable_prefix_caching or (i + 1) * self.block_size > len(seq.token_ids):
+            return None
+        return self._block_hash(seq, i)
 
     def _match_prefix(self, seq: Sequence) -> None:
         """Extend the KV of a waiting ``seq`` with hashed blocks of its next full blocks,
