@@ -295,7 +295,7 @@ class HFBatch(HFSequential):
 
     def __init__(self, bench: Bench):
         super().__init__(bench)
-        self.max_episodes = None
+        self.max_episodes = bench.args.batch_episodes
 
     def step(self, prompts: list[list[int]], episodes: list[int]) -> Outputs:
         return hf_generate(self.model, prompts, self.bench.work), [0] * len(prompts), None
@@ -311,7 +311,8 @@ class Engine(HFSequential):
 
         super().__init__(bench)
         args, work = bench.args, bench.work
-        self.stateful, self.max_episodes = caching, None
+        self.stateful = caching
+        self.max_episodes = None if caching else bench.args.batch_episodes
         self.params = SamplingParams(max_new_tokens=work.obs_tokens, temperature=0.0)
         self.engine = PagedEngine(
             self.model,
@@ -520,7 +521,8 @@ def run_arm(bench: Bench, name: str) -> ArmResult:
     The first arm run steps on its own generated histories through every episode and step (it
     makes the reference). A later arm runs on its own histories too when it is stateful and
     ``--full``; otherwise it is fed the reference histories, timed on ``--full`` or sampled
-    steps (B0 also on ``--b0-episodes`` episodes), and its total interpolated over the steps.
+    steps (B0 also on ``--b0-episodes`` episodes, B1 and B2 on ``--batch-episodes``), and its
+    total interpolated over the steps and scaled to all episodes.
     """
     args, work = bench.args, bench.work
     reset_peak_rss(bench.device)
@@ -550,9 +552,10 @@ def run_arm(bench: Bench, name: str) -> ArmResult:
         for e, out in zip(episodes, ids):
             assert len(out) == work.obs_tokens, f"{name}: {len(out)} tokens, not {work.obs_tokens}"
             observations[e, step] = out
-        per_episode = per_episode or [elapsed] * len(episodes)
         measured += elapsed
         cost[step] = elapsed * work.num_episodes / len(episodes)
+        # A lockstep batch's latency is its whole pass, scaled like its cost when sampled.
+        per_episode = per_episode or [cost[step]] * len(episodes)
         latency[step] = sum(per_episode) / len(per_episode)
         latencies += per_episode
         cached[step], queried[step] = sum(hits), sum(len(p) for p in prompts)
@@ -768,7 +771,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="",
         help="1-based steps B0/B1/B2/B4 are timed on besides the first and the last",
     )
-    r.add_argument("--b0-episodes", type=int, default=4, help="episodes B0 is timed on")
+    r.add_argument("--b0-episodes", type=int, default=8, help="episodes B0 is timed on")
+    r.add_argument(
+        "--batch-episodes",
+        type=int,
+        default=32,
+        help="episodes B1 and B2 are timed on (their cost is ~linear in it: prefill-bound)",
+    )
     r.add_argument(
         "--block-size", type=int, default=16, help="KV block / page size (tokens), B2-B4"
     )
