@@ -1,7 +1,9 @@
 from agentworld.core.formats import (
+    answer_prefix,
     cpt_text,
     episode_messages,
     parse_prediction,
+    previous_observation,
     sft_pair,
     transcript_prompt,
     wrap_observation,
@@ -13,6 +15,18 @@ def test_wrap_and_parse_round_trip():
     assert answer.startswith("<think>mkdir made a</think>\n<predicted_observation>")
     assert parse_prediction(answer) == "a\nb"
     assert parse_prediction(wrap_observation("")) == ""
+
+
+def test_answer_prefix_starts_the_target_and_previous_observation_is_found(episodes):
+    assert wrap_observation("a", reasoning="ls ~").startswith(answer_prefix("ls ~"))
+    episode = episodes[0]
+    messages = episode_messages(episode)
+    # Before the first action: the initial observation from the system message.
+    assert previous_observation(messages[:2]) == episode.initial_observation.text
+    # Later: the observation block of the last answer, whatever reasoning precedes it.
+    last = messages[:-1] + [{"role": "assistant", "content": wrap_observation("x", "why")}]
+    assert previous_observation(last + [{"role": "user", "content": "ls"}]) == "x"
+    assert previous_observation([{"role": "user", "content": "ls"}]) == ""
 
 
 def test_parse_rejects_malformed():

@@ -82,6 +82,9 @@ def test_rationale_names_the_state_line_the_command_reads(cwd, action, rationale
     step = Step(action=Action(text=action), observation=Observation(text="user@sandbox:~$ "))
     assert explain(step, {"cwd": cwd}) == rationale
     assert TerminalDomain().explain(step, {"cwd": cwd}) == rationale
+    # A simulator has only text: the previous observation's prompt line gives the directory.
+    observation = f"some output\n{render_prompt(cwd, 1)}"
+    assert TerminalDomain().explain_text(action, observation) == rationale
 
 
 def test_rationale_header_stands_in_the_state_description():

@@ -156,3 +156,39 @@ def test_transcript_format_serves_a_cpt_style_model(transcript_dir: Path) -> Non
         HFWorldModel(wm.model, wm.tokenizer, prompt_format="raw")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="reward footers"):
         HFWorldModel(wm.model, wm.tokenizer, prompt_format="transcript", rewards=True)
+
+
+def test_domain_rationale_is_written_by_the_simulator(qwen3_dir: Path, caplog) -> None:
+    """A checkpoint trained with domain rationales: the terminal domain writes the rationale
+    from the action and the previous observation's prompt line, the model continues after the
+    block's opening tag, and the answer holds both."""
+    wm = HFBackend().load(str(qwen3_dir), max_new_tokens=8, reasoning="domain", domain="terminal")
+    docs = "<predicted_observation>\nuser@sandbox:~/docs$ \n</predicted_observation>"
+    cases = {  # request -> the rationale the terminal domain writes for it
+        "cat ~/notes.md": [SYSTEM, {"role": "user", "content": "cat notes.md"}],
+        "cat ~/docs/notes.md": [
+            SYSTEM,
+            {"role": "user", "content": "cd docs"},
+            {"role": "assistant", "content": docs},
+            {"role": "user", "content": "cat notes.md"},
+        ],
+        "ls ~": [
+            SYSTEM,
+            {"role": "user", "content": "cd docs"},
+            {"role": "assistant", "content": docs},
+            {"role": "user", "content": "ls -la .."},
+        ],
+    }
+    predictions = wm.predict(list(cases.values()))
+    for (rationale, messages), prediction in zip(cases.items(), predictions):
+        prefix = f"<think>{rationale}</think>\n<predicted_observation>"
+        assert prediction.text.startswith(prefix)
+        ids = wm.tokenizer(prefix, add_special_tokens=False)["input_ids"]
+        prompt = wm.encode(messages) + ids
+        continuation = wm.tokenizer.decode(reference_generate(wm, prompt, 8), skip_special_tokens=True)
+        assert prediction.text == prefix + continuation
+    plain = HFBackend().load(str(qwen3_dir), max_new_tokens=8)
+    assert not plain.predict([cases["ls ~"]])[0].text.startswith("<think>ls ~</think>")
+    with caplog.at_level("WARNING"):
+        unknown = HFBackend().load(str(qwen3_dir), reasoning="domain", domain=None)
+    assert unknown.explain_text is None and "cannot write them" in caplog.text

@@ -98,6 +98,9 @@ def test_sft_with_reasoning_trains(corpus, tokenizer_dir, tmp_path):
     })
     log = [json.loads(x) for x in (Path(out) / "train_log.jsonl").read_text().splitlines()]
     assert len(log) == 6 and log[-1]["loss"] < log[0]["loss"] - 0.3
+    # The card tells simulators to write the rationale themselves (HFWorldModel reasoning=).
+    card = json.loads((Path(out) / "agentworld.json").read_text())
+    assert card["reasoning"] == "domain" and card["domain"] == "terminal"
 
 
 def _teacher_answer(request: dict) -> str:

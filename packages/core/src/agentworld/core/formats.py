@@ -111,6 +111,26 @@ def step_answer(episode: Episode, step: Step, reasoning: str | None = None) -> s
     return wrap_observation(step.observation.text, reasoning)
 
 
+def answer_prefix(reasoning: str) -> str:
+    """The start of an answer whose rationale the simulator writes: ``<think>reasoning</think>``
+    then the observation block's opening tag (the model continues with ``\n`` and the
+    observation). Ends on a special token, so its tokens are the same alone as in a target."""
+    return f"{THINK_OPEN}{reasoning}{THINK_CLOSE}\n{OBS_OPEN}"
+
+
+def previous_observation(messages: list[Message]) -> str:
+    """The observation before the trailing action of ``[system, (user, assistant) * T, user]``:
+    the last assistant answer's observation block (its whole text when it has none), else
+    the initial observation in the system message (``""`` when there is none)."""
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            observation = parse_prediction(message["content"])
+            return message["content"] if observation is None else observation
+    if messages and messages[0]["role"] == "system":
+        return split_system_message(messages[0]["content"])[1]
+    return ""
+
+
 def parse_prediction(answer: str) -> str | None:
     """The observation inside the single ``<predicted_observation>`` block of ``answer``.
 

@@ -68,6 +68,10 @@ class Domain(Protocol):
     - ``is_deterministic(action) -> bool``: the real next observation is a function of the
       history (scored by rules only in ``hybrid``).
     - ``explain(step, previous_state) -> str``: a rationale for SFT targets with reasoning.
+    - ``explain_text(action, observation) -> str``: the same rationale from the previous
+      observation's text alone; a simulator of a checkpoint trained with
+      ``reasoning="domain"`` writes it into the answer and lets the model continue with the
+      observation block (so the rationale is never malformed or wrong).
     """
 
     name: str

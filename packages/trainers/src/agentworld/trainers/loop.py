@@ -153,7 +153,12 @@ class BaseTrainer:
             torch.set_num_threads(cfg.num_threads)
         out = Path(cfg.output_dir)
         out.mkdir(parents=True, exist_ok=True)
-        write_card(out, card_from_episodes(episodes))
+        card = card_from_episodes(episodes)
+        if getattr(cfg, "reasoning", None) == "domain":  # simulators write the rationale
+            card["reasoning"] = "domain"
+            if getattr(cfg, "reasoning_domain", None):
+                card["domain"] = cfg.reasoning_domain
+        write_card(out, card)
         state_dir = ckpt.find_state(out) if cfg.resume else None
         tokenizer = self._tokenizer(episodes, cfg, out, state_dir is not None)
         set_seed(cfg.seed)

@@ -6,16 +6,19 @@ import itertools
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import torch
 from agentworld.core.card import read_card
+from agentworld.core import plugins
 from agentworld.core.formats import (
     ACTION_PREFIX,
     OBS_CLOSE,
     TERMINATED_CLOSE,
+    answer_prefix,
     parse_prediction,
+    previous_observation,
     transcript_prompt,
 )
 from agentworld.core.protocols import Domain
@@ -61,6 +64,22 @@ def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype
     if not isinstance(resolved, torch.dtype) or not resolved.is_floating_point:
         raise ValueError(f"unknown dtype {dtype!r}; use 'auto', 'float32', 'bfloat16' or 'float16'")
     return resolved
+
+
+def _explainer(domain: str | None) -> Callable[[str, str], str] | None:
+    """The ``explain_text`` of domain plugin ``domain``, or ``None`` (with a warning) when the
+    domain is unknown, not installed or writes no rationales from text."""
+    try:
+        explain = getattr(plugins.get_domain(domain), "explain_text", None) if domain else None
+    except plugins.UnknownPluginError:
+        explain = None
+    if not callable(explain):
+        logger.warning(
+            "the checkpoint was trained with domain rationales, but domain %r cannot write them"
+            " (not installed, or no explain_text); the model writes them itself", domain
+        )
+        return None
+    return explain
 
 
 def _hub_source(path: str) -> bool:
@@ -119,6 +138,13 @@ class HFWorldModel:
         history_window: Turns of history the model was trained to see (``None``: all);
             read by :class:`~agentworld.sim.simulator.Simulator`.
         domain: Name of the domain the model simulates (``None``: unknown).
+        reasoning: ``"domain"``: the model was trained with domain rationales
+            (``<think>`` before each observation block, the checkpoint card says so), and the
+            domain plugin's ``explain_text(action, observation)`` writes them at inference:
+            each prompt ends with ``<think>rationale</think><predicted_observation>``
+            (:func:`agentworld.core.formats.answer_prefix`) and the model writes only the
+            observation. ``None``: the model writes any reasoning itself. Ignored, with a
+            warning, when the domain is unknown, not installed or has no ``explain_text``.
         prompt_format: ``"chat"`` (default): the chat template, answers parsed for the
             observation block. ``"transcript"``: the request is rendered as the CPT document
             text (:func:`agentworld.core.formats.transcript_prompt`) and the observation is
@@ -146,6 +172,7 @@ class HFWorldModel:
         rewards: bool = False,
         history_window: int | None = None,
         domain: str | None = None,
+        reasoning: str | None = None,
         prompt_format: Literal["chat", "transcript"] = "chat",
     ):
         if prompt_format not in ("chat", "transcript"):
@@ -157,6 +184,7 @@ class HFWorldModel:
         self.model, self.tokenizer = model, tokenizer
         self.rewards, self.history_window, self.domain = rewards, history_window, domain
         self.prompt_format = prompt_format
+        self.explain_text = _explainer(domain) if reasoning == "domain" else None
         stop = (TERMINATED_CLOSE,) if rewards else (OBS_CLOSE,)
         if prompt_format == "transcript":
             stop = (TRANSCRIPT_STOP,)
@@ -214,8 +242,8 @@ class HFWorldModel:
 
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
         ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``rewards``,
-        ``history_window``, ``domain``, ``prompt_format``); ``rewards``, ``history_window`` and ``domain``
-        default to the checkpoint's world-model card (``agentworld.json``,
+        ``history_window``, ``domain``, ``reasoning``, ``prompt_format``); ``rewards``,
+        ``history_window``, ``domain`` and ``reasoning`` default to the checkpoint's world-model card (``agentworld.json``,
         :mod:`agentworld.core.card`). ``gguf_file`` names a GGUF file inside ``path`` to
         dequantise.
 
@@ -230,7 +258,7 @@ class HFWorldModel:
         tokenizer = AutoTokenizer.from_pretrained(path, **extra)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype, dev), **extra)
         card = {} if hub else read_card(path)
-        for key in ("rewards", "history_window", "domain"):
+        for key in ("rewards", "history_window", "domain", "reasoning"):
             if card.get(key) is not None:
                 options.setdefault(key, card[key])
         return cls(model.to(dev).eval(), tokenizer, **options)
@@ -312,7 +340,11 @@ class HFWorldModel:
             params = SamplingParams(
                 max_new_tokens, params.temperature, params.top_p, stop=params.stop
             )
-        prompts = [self.encode(messages, params.max_new_tokens) for messages in requests]
+        prefixes = [self.answer_prefix(messages) for messages in requests]
+        prompts = [
+            self.encode(messages, params.max_new_tokens + len(prefix)) + prefix
+            for messages, prefix in zip(requests, prefixes)
+        ]
         if isinstance(self.engine, EngineLoop):
             futures = [
                 self.engine.submit(prompt, self._request_params(params), episode_id)
@@ -322,7 +354,17 @@ class HFWorldModel:
         else:
             with self._lock:
                 outputs = self.engine.generate(prompts, params)
-        return [self._prediction(output) for output in outputs]
+        return [self._prediction(output, prefix) for output, prefix in zip(outputs, prefixes)]
+
+    def answer_prefix(self, messages: Sequence[Message]) -> list[int]:
+        """Token ids ``[prefix_len]`` the simulator writes at the start of the answer: the
+        domain's rationale and the block's opening tag (``[]`` without ``reasoning``)."""
+        if self.explain_text is None or self.prompt_format != "chat" or not messages:
+            return []
+        action = messages[-1]["content"]
+        rationale = self.explain_text(action, previous_observation(list(messages)))
+        text = answer_prefix(rationale)
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _request_params(self, params: SamplingParams) -> SamplingParams:
         """``params`` with this request's own seed (``seed + k`` for the ``k``-th request)."""
@@ -336,14 +378,14 @@ class HFWorldModel:
             stop=params.stop,
         )
 
-    def _prediction(self, output: GenerationOutput) -> Prediction:
+    def _prediction(self, output: GenerationOutput, prefix: list[int]) -> Prediction:
         if output.finish_reason == "error":
             logger.warning("world-model request failed: %s", output.error)
             return FailedPrediction(text="", observation=None, error=output.error or "failed")
         ids = output.token_ids
         if output.finish_reason == "stop" and ids and ids[-1] in self.stop_ids:
             ids = ids[:-1]
-        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        text = self.tokenizer.decode(prefix + list(ids), skip_special_tokens=True)
         if self.prompt_format == "transcript":
             head, stopped, _ = text.partition(TRANSCRIPT_STOP)
             if not stopped and output.finish_reason == "stop":  # eos: documents end with "\n"

@@ -124,6 +124,11 @@ class TerminalDomain:
         (:func:`agentworld.domains.terminal.explain.explain`)."""
         return _explain.explain(step, previous_state)
 
+    def explain_text(self, action: str, observation: str) -> str:
+        """The rationale of ``action`` from the previous observation's text, as a simulator
+        writes it before predicting (:func:`agentworld.domains.terminal.explain.explain_text`)."""
+        return _explain.explain_text(action, observation)
+
     def describe(self) -> dict[str, str]:
         """Facts for ``agentworld domains``: sandbox, shell, limits, prompt."""
         try:

@@ -29,7 +29,7 @@ import shlex
 from typing import Any
 
 from agentworld.core.types import Step
-from agentworld.domains.terminal.prompt import HOME, absolute_cwd, display_cwd
+from agentworld.domains.terminal.prompt import HOME, absolute_cwd, display_cwd, split_prompt
 
 _FILE_READERS = frozenset({"cat", "head", "tail", "wc", "nl", "sort", "uniq", "tac"})
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "sed"})
@@ -86,8 +86,27 @@ def explain(step: Step, previous_state: dict[str, Any] | None) -> str:
         One line: the header, in the initial-state description's syntax, of the piece of state
         the command reads (see the module docstring).
     """
-    cwd = (previous_state or {}).get("cwd") or HOME
-    words = _first_command(step.action.text)
+    return lookup(step.action.text, (previous_state or {}).get("cwd") or HOME)
+
+
+def explain_text(action: str, observation: str) -> str:
+    """The rationale :func:`explain` gives, written from text alone (what a simulator has).
+
+    Args:
+        action: The command line.
+        observation: The observation before it (the initial one, or the previous step's);
+            its prompt line gives the working directory (the home directory without one).
+
+    Returns:
+        The same line as :func:`explain` for a step whose previous state has that ``cwd``.
+    """
+    _, prompt = split_prompt(observation)
+    return lookup(action, absolute_cwd(prompt.cwd) if prompt else HOME)
+
+
+def lookup(action: str, cwd: str) -> str:
+    """The state lookup of ``action`` run in absolute directory ``cwd`` (see :func:`explain`)."""
+    words = _first_command(action)
     name, args = (words[0], _operands(words[1:])) if words else ("", [])
     if name in _PATTERN_FIRST:
         args = args[1:]
