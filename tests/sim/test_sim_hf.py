@@ -185,7 +185,8 @@ def test_domain_rationale_is_written_by_the_simulator(qwen3_dir: Path, caplog) -
         assert prediction.text.startswith(prefix)
         ids = wm.tokenizer(prefix, add_special_tokens=False)["input_ids"]
         prompt = wm.encode(messages) + ids
-        continuation = wm.tokenizer.decode(reference_generate(wm, prompt, 8), skip_special_tokens=True)
+        generated = reference_generate(wm, prompt, 8)
+        continuation = wm.tokenizer.decode(generated, skip_special_tokens=True)
         assert prediction.text == prefix + continuation
     plain = HFBackend().load(str(qwen3_dir), max_new_tokens=8)
     assert not plain.predict([cases["ls ~"]])[0].text.startswith("<think>ls ~</think>")

@@ -243,9 +243,9 @@ class HFWorldModel:
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
         ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``rewards``,
         ``history_window``, ``domain``, ``reasoning``, ``prompt_format``); ``rewards``,
-        ``history_window``, ``domain`` and ``reasoning`` default to the checkpoint's world-model card (``agentworld.json``,
-        :mod:`agentworld.core.card`). ``gguf_file`` names a GGUF file inside ``path`` to
-        dequantise.
+        ``history_window``, ``domain`` and ``reasoning`` default to the checkpoint's
+        world-model card (``agentworld.json``, :mod:`agentworld.core.card`). ``gguf_file``
+        names a GGUF file inside ``path`` to dequantise.
 
         Raises:
             FileNotFoundError: ``path`` looks like a local path but is no directory.

@@ -14,8 +14,8 @@ The buffers are head-major (``[n, num_kv_heads, positions, head_dim]`` per layer
 attention reads them as contiguous rows. The cache trades memory for bandwidth: it holds
 a second copy of the cached group's keys and values (``2 * num_layers * n * capacity *
 block_size * num_kv_heads * head_dim`` elements, ``capacity`` = the longest item's
-blocks plus half as many spare ones, at least ``SLACK_BLOCKS``), and declines (:meth:`GatherCache.plan` returns ``None``)
-when that would exceed its byte limit.
+blocks plus half as many spare ones, at least ``SLACK_BLOCKS``), and declines
+(:meth:`GatherCache.plan` returns ``None``) when that would exceed its byte limit.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ admitted first-come first-served, each after pulling in its hashed prefix
 blocks. A waiting sequence whose next block to compute is one that another
 sequence computes in this pass waits for the next pass, where that block is
 cached (SGLang's in-batch prefix caching): episodes opened together share
-their system prompt's blocks instead of each computing a copy. A sequence runs only if the blocks for its tokens can be had; when
-memory runs short the free blocks go first (never-hashed ones, then cached
-ones least recently used first), then the scheduler preempts, in this order,
+their system prompt's blocks instead of each computing a copy. A sequence
+runs only if the blocks for its tokens can be had; when memory runs short
+the free blocks go first (never-hashed ones, then cached ones least recently
+used first), then the scheduler preempts, in this order,
 the longest-idle pinned episode, a waiting sequence holding blocks (newest
 first) and, for a running sequence only, the most recently admitted running
 one, which is recomputed when readmitted (vLLM's recompute preemption). A
