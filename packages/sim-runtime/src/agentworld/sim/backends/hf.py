@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import torch
-from agentworld.core.card import read_card
 from agentworld.core import plugins
+from agentworld.core.card import read_card
 from agentworld.core.formats import (
     ACTION_PREFIX,
     OBS_CLOSE,
