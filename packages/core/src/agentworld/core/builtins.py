@@ -15,19 +15,11 @@ from typing import Any
 from agentworld.core.formats import (
     OBS_CLOSE,
     OBS_OPEN,
-    parse_prediction,
-    split_system_message,
+    previous_observation,
     wrap_observation,
 )
 from agentworld.core.hookspecs import hookimpl
 from agentworld.core.types import Prediction
-
-
-def _last_observation(messages: list[dict[str, str]]) -> str:
-    for message in reversed(messages):
-        if message["role"] == "assistant":
-            return parse_prediction(message["content"]) or ""
-    return split_system_message(messages[0]["content"])[1] if messages else ""
 
 
 class ConstantWorldModel:
@@ -52,7 +44,7 @@ class ConstantWorldModel:
     ) -> list[Prediction]:
         out = []
         for messages in requests:
-            previous = _last_observation(messages)
+            previous = previous_observation(messages)
             if self.mode == "copy-previous":
                 obs = previous
             else:

@@ -120,12 +120,11 @@ def answer_prefix(reasoning: str) -> str:
 
 def previous_observation(messages: list[Message]) -> str:
     """The observation before the trailing action of ``[system, (user, assistant) * T, user]``:
-    the last assistant answer's observation block (its whole text when it has none), else
-    the initial observation in the system message (``""`` when there is none)."""
+    the last assistant answer's observation block (``""`` when it has none), else the
+    initial observation in the system message (``""`` when there is none)."""
     for message in reversed(messages):
         if message["role"] == "assistant":
-            observation = parse_prediction(message["content"])
-            return message["content"] if observation is None else observation
+            return parse_prediction(message["content"]) or ""
     if messages and messages[0]["role"] == "system":
         return split_system_message(messages[0]["content"])[1]
     return ""

@@ -102,6 +102,11 @@ class BaseTrainer:
         """The stage's training sequences."""
         raise NotImplementedError
 
+    def card(self, episodes: Sequence[Episode], cfg: TrainConfig) -> dict[str, Any]:
+        """The world-model card saved beside the checkpoint (:mod:`agentworld.core.card`);
+        stages extend it."""
+        return card_from_episodes(episodes)
+
     def check(self, episodes: Sequence[Episode], cfg: TrainConfig) -> None:
         """Cheap input checks run before any model is loaded; stages extend it.
 
@@ -153,12 +158,7 @@ class BaseTrainer:
             torch.set_num_threads(cfg.num_threads)
         out = Path(cfg.output_dir)
         out.mkdir(parents=True, exist_ok=True)
-        card = card_from_episodes(episodes)
-        if getattr(cfg, "reasoning", None) == "domain":  # simulators write the rationale
-            card["reasoning"] = "domain"
-            if getattr(cfg, "reasoning_domain", None):
-                card["domain"] = cfg.reasoning_domain
-        write_card(out, card)
+        write_card(out, self.card(episodes, cfg))
         state_dir = ckpt.find_state(out) if cfg.resume else None
         tokenizer = self._tokenizer(episodes, cfg, out, state_dir is not None)
         set_seed(cfg.seed)

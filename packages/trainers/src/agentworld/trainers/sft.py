@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from transformers import PreTrainedTokenizerBase
 
@@ -27,6 +27,18 @@ class SftTrainer(BaseTrainer):
 
     name: ClassVar[str] = "sft"
     config_cls: ClassVar[type[TrainConfig]] = SftConfig
+
+    def card(self, episodes: Sequence[Episode], cfg: TrainConfig) -> dict[str, Any]:
+        """The base card, plus ``"reasoning": "domain"`` when the targets carry domain
+        rationales: simulators then write the rationale themselves
+        (``HFWorldModel(reasoning=...)``), with the domain that wrote them."""
+        card = super().card(episodes, cfg)
+        assert isinstance(cfg, SftConfig)
+        if cfg.reasoning == "domain":
+            card["reasoning"] = "domain"
+            if cfg.reasoning_domain:
+                card["domain"] = cfg.reasoning_domain
+        return card
 
     def check(self, episodes: Sequence[Episode], cfg: TrainConfig) -> None:
         """Fail before loading a model: no step to predict, a domain without ``explain``, a bad teacher prompt file.
