@@ -53,7 +53,8 @@ class AttentionGroup:
             elsewhere; the ``max_q`` rows are repeated ``rep = num_heads / num_kv_heads``
             times. ``None`` for a group of decode steps (one query each) over contexts of
             equal length: each query attends its first ``num_keys`` positions, unmasked
-            (SDPA's CPU kernel runs ~20% faster without a mask).
+            (no mask to build; ``bench/decode_attention.py`` compares SDPA's time with and
+            without one).
         out_rows: ``[num_real]`` flat row ``i * max_q + j`` of each real (unpadded) query.
         out_tokens: ``[num_real]`` packed-token index of each real query, same order.
         key_buffer: ``[n * max_blocks, block_size * num_kv_heads * head_dim]`` scratch the
