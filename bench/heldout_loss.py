@@ -21,17 +21,28 @@ import argparse
 
 import torch
 import torch.nn.functional as F
-from transformers import AutoModelForCausalLM, AutoTokenizer
-
 from agentworld.core.card import read_card
 from agentworld.core.io import read_episodes
 from agentworld.trainers.data import IGNORE_INDEX, collate, sft_samples
 from agentworld.trainers.reasoning import domain_rationales
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 
 @torch.inference_mode()
 def score(model, samples, pad_id: int, batch_size: int) -> tuple[int, float, float]:
-    """``(target tokens, mean nats/token, share of target tokens whose argmax is wrong)``."""
+    """Teacher-forced scores of ``samples`` (``Sample`` sequences of ``input_ids`` / ``loss_mask``).
+
+    Args:
+        model: A causal LM; each micro-batch ``[batch_size, width]`` gives logits
+            ``[batch_size, width, vocab]``.
+        samples: SFT sequences; only positions with ``loss_mask`` 1 are scored.
+        pad_id: Token id of right padding.
+        batch_size: Sequences per forward pass.
+
+    Returns:
+        ``(target tokens, mean cross-entropy in nats/token, share of target tokens whose
+        argmax is wrong)``.
+    """
     total, count, wrong = 0.0, 0, 0
     for i in range(0, len(samples), batch_size):
         batch = collate(samples[i : i + batch_size], pad_id)
@@ -47,7 +58,9 @@ def score(model, samples, pad_id: int, batch_size: int) -> tuple[int, float, flo
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--model", required=True, help="checkpoint directory (from_pretrained)")
-    p.add_argument("--run", required=True, help="run directory holding episodes/{train,heldout}.jsonl")
+    p.add_argument(
+        "--run", required=True, help="run directory holding episodes/{train,heldout}.jsonl"
+    )
     p.add_argument("--episodes", type=int, default=150, help="first N episodes of each split")
     p.add_argument("--max-seq-len", type=int, default=1024, help="SFT window (tokens)")
     p.add_argument("--batch-size", type=int, default=8)
@@ -59,7 +72,11 @@ def main() -> None:
     print("split     episodes  target tokens  nats/token  argmax wrong")
     for split in ("train", "heldout"):
         episodes = read_episodes(f"{args.run}/episodes/{split}.jsonl")[: args.episodes]
-        why = domain_rationales(episodes, card.get("domain")) if card.get("reasoning") == "domain" else None
+        why = (
+            domain_rationales(episodes, card.get("domain"))
+            if card.get("reasoning") == "domain"
+            else None
+        )
         samples = sft_samples(episodes, tokenizer, args.max_seq_len, why)
         n, loss, err = score(model, samples, tokenizer.pad_token_id, args.batch_size)
         print(f"{split:8s}  {len(episodes):8d}  {n:13d}  {loss:10.4f}  {err:12.2%}")
