@@ -6,8 +6,10 @@
 For each split (``RUN/episodes/{train,heldout}.jsonl``, the first ``--episodes`` episodes) the
 episodes are rendered exactly as SFT trains on them (`agentworld.trainers.data.sft_samples`, with
 the domain's rationales when the checkpoint's card says ``"reasoning": "domain"``), and one forward
-pass per sequence scores every target token (observation blocks, end-of-turn). Printed per split:
-target tokens, mean cross-entropy (nats/token) and the share of target tokens whose argmax is wrong.
+pass per sequence scores every token the model predicts in simulation: the observation blocks and
+end-of-turn. Domain rationales are not scored: the simulator writes them (``train_rationale=False``;
+before session 10 they were, which gave lower figures). Printed per split: target tokens, mean
+cross-entropy (nats/token) and the share of target tokens whose argmax is wrong.
 
 Two checkpoints trained on the same episodes are compared on the same target tokens, so this is a
 cheaper and much less noisy signal than exact match over a few hundred generated observations
@@ -77,7 +79,10 @@ def main() -> None:
             if card.get("reasoning") == "domain"
             else None
         )
-        samples = sft_samples(episodes, tokenizer, args.max_seq_len, why)
+        # Score what the model predicts: a simulator writes domain rationales itself.
+        samples = sft_samples(
+            episodes, tokenizer, args.max_seq_len, why, train_rationale=why is None
+        )
         n, loss, err = score(model, samples, tokenizer.pad_token_id, args.batch_size)
         print(f"{split:8s}  {len(episodes):8d}  {n:13d}  {loss:10.4f}  {err:12.2%}")
 

@@ -17,19 +17,25 @@ from agentworld.core.types import Action, Episode, Observation, Prediction, Step
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _episode(eid: str, initial: str, steps: list[tuple[str, str]]) -> Episode:
+def _episode(
+    eid: str, initial: str, steps: list[tuple[str, str]], policy: str | None = None
+) -> Episode:
     return Episode(
         id=eid,
         domain="toy",
         system_prompt="A toy shell.",
         initial_observation=Observation(text=initial),
         steps=[Step(action=Action(text=a), observation=Observation(text=o)) for a, o in steps],
+        metadata={"policy": policy} if policy else {},
     )
 
 
 EPISODES = [
-    _episode("e1", "start", [("ls", "file.txt"), ("ls -a", "file.txt\n.hidden"), ("touch x", "")]),
-    _episode("e2", "hello", [("echo hi", "hi"), ("echo hi", "hi"), ("true", "")]),
+    _episode(
+        "e1", "start", [("ls", "file.txt"), ("ls -a", "file.txt\n.hidden"), ("touch x", "")],
+        policy="scripted",
+    ),
+    _episode("e2", "hello", [("echo hi", "hi"), ("echo hi", "hi"), ("true", "")], policy="random"),
 ]
 
 
@@ -122,6 +128,24 @@ def test_subsets(result):
     assert result.by_turn["copy"][1]["line_f1"].mean == pytest.approx(5 / 6)
 
 
+def test_by_collecting_policy(result):
+    """Each episode's ``metadata["policy"]`` groups its transitions; unnamed ones are left out."""
+    assert set(result.by_policy["copy"]) == {"random", "scripted"}
+    assert result.by_policy["empty"]["scripted"]["exact_match"].mean == pytest.approx(1 / 3)
+    assert result.by_policy["copy"]["scripted"]["exact_match"].mean == 0.0
+    assert result.by_policy["copy"]["random"]["exact_match"].mean == pytest.approx(1 / 3)  # e2 turn 1 repeats "hi"
+    assert result.by_policy_nonempty["copy"]["random"]["exact_match"].mean == pytest.approx(1 / 2)
+    assert result.by_policy_nonempty["copy"]["random"]["exact_match"].n == 2
+    assert result.by_policy_nonempty["empty"]["scripted"]["exact_match"].mean == 0.0
+    unnamed = _episode("u", "x", [("ls", "a")])
+    bare = evaluate(
+        {"empty": ConstantWorldModel("empty")},
+        transitions([unnamed]),
+        {"exact_match": plugins.get_reward("exact_match")},
+    )
+    assert bare.by_policy == {"empty": {}} and bare.by_policy_nonempty == {"empty": {}}
+
+
 def test_confidence_interval(result):
     s = result.overall["empty"]["exact_match"]
     std = math.sqrt((4 * (1 / 3) ** 2 + 2 * (2 / 3) ** 2) / 5)
@@ -173,11 +197,13 @@ def test_write_report_local(result, tmp_path):
         "## Overall",
         "## Steps with non-empty real output",
         "## By action type",
+        "## By collecting policy",
         "## By turn index",
         "## Examples",
     ):
         assert heading in md
     assert "| exact_match | 0.167 [" in md and "toy-lwm" in md
+    assert "| random | 3 / 2 | 0.333 / 0.500 | 0.333 / 0.000 | 0.000 / 0.000 |" in md  # line_f1
     png = (tmp_path / "run" / "fidelity.png").read_bytes()
     assert png.startswith(PNG_MAGIC) and len(png) > 10_000
     lines = (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()

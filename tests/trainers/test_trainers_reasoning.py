@@ -10,9 +10,10 @@ from trainers_loopback import chat_route, serve
 from transformers import AutoTokenizer
 
 from agentworld.core.config import parse_config
-from agentworld.core.formats import THINK_OPEN, wrap_observation
+from agentworld.core.formats import THINK_OPEN, answer_prefix, wrap_observation
 from agentworld.core.types import Action, Episode, Observation, Step
 from agentworld.trainers.config import SftConfig
+from agentworld.trainers.data import sft_samples
 from agentworld.trainers.reasoning import (
     TEACHER_SYSTEM,
     TeacherError,
@@ -88,6 +89,23 @@ def test_reasoning_targets_have_one_think_block_inside_the_loss(corpus, tokenize
         assert base_runs == [wrap_observation(s.observation.text) + "<|im_end|>" for s in episode.steps]
         assert base_rest == rest  # the prompt side is the same with and without reasoning
         assert sum(sample.loss_mask) > sum(base.loss_mask)
+
+
+def test_rationales_can_stay_out_of_the_loss(corpus, tokenizer_dir):
+    """``train_rationale=False`` scores only what a simulator that writes the rationale asks for:
+    the loss starts after ``<predicted_observation>``; the tokens are the same."""
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+    episodes = [terminal_episode(), *corpus[:3]]
+    why = domain_rationales(episodes)
+    trained = sft_samples(episodes, tok, 4096, why)
+    scored = sft_samples(episodes, tok, 4096, why, train_rationale=False)
+    for episode, reasons, full, sample in zip(episodes, why, trained, scored, strict=True):
+        assert sample.input_ids == full.input_ids
+        runs, _ = masked_runs(sample, tok)
+        assert runs == [
+            wrap_observation(step.observation.text, r)[len(answer_prefix(r)) :] + "<|im_end|>"
+            for step, r in zip(episode.steps, reasons, strict=True)
+        ]
 
 
 def test_sft_with_reasoning_trains(corpus, tokenizer_dir, tmp_path):

@@ -4,8 +4,9 @@ Every step of every episode is one :class:`Transition`. Each world model
 (the trained one and the baselines ``copy-previous`` / ``empty`` from
 :mod:`agentworld.core.builtins` alike) predicts the observation for every
 transition in batches; each reward scores every prediction; the means are
-aggregated overall, per action type, per turn index and on the subset whose
-real *output* is non-empty, each with a 95% confidence interval.
+aggregated overall, per action type, per turn index, per collecting policy
+(``episode.metadata["policy"]``: an expert's transitions are not a random policy's) and
+on the subset whose real *output* is non-empty, each with a 95% confidence interval.
 
 Rewards receive the parsed observation (``None`` when malformed) as the
 prediction, the real observation text as the reference, and a context dict
@@ -45,6 +46,8 @@ class Transition(BaseModel):
         action_type: ``domain.action_type(action)``; without a domain the tool
             name when the action is a tool call, else ``"other"``.
         output_nonempty: Whether the real output is non-empty (see :func:`output_text`).
+        policy: The policy that collected the episode (``episode.metadata["policy"]``), or
+            ``None`` when the episode does not say.
     """
 
     episode_id: str
@@ -54,6 +57,7 @@ class Transition(BaseModel):
     reference: Observation
     action_type: str
     output_nonempty: bool
+    policy: str | None = None
 
 
 class MetricStat(BaseModel):
@@ -75,6 +79,7 @@ class EvalRow(BaseModel):
     action: str
     action_type: str
     output_nonempty: bool
+    policy: str | None = None
     reference: str
     prediction: str | None
     raw: str
@@ -84,9 +89,11 @@ class EvalRow(BaseModel):
 class EvalResult(BaseModel):
     """Aggregated fidelity results; JSON-serialisable (``model_dump_json``).
 
-    Nested dicts are keyed ``[model][metric]``, ``[model][action_type][metric]``
-    and ``[model][turn][metric]``. ``models[0]`` is the primary model (the
-    report compares it with the others).
+    Nested dicts are keyed ``[model][metric]``, ``[model][action_type][metric]``,
+    ``[model][turn][metric]`` and ``[model][policy][metric]`` (``by_policy`` over all
+    transitions, ``by_policy_nonempty`` over those with non-empty real output; empty when no
+    episode names its policy). ``models[0]`` is the primary model (the report compares it
+    with the others).
     """
 
     models: list[str]
@@ -100,6 +107,8 @@ class EvalResult(BaseModel):
     nonempty: dict[str, dict[str, MetricStat]]
     by_action_type: dict[str, dict[str, dict[str, MetricStat]]]
     by_turn: dict[str, dict[int, dict[str, MetricStat]]]
+    by_policy: dict[str, dict[str, dict[str, MetricStat]]] = Field(default_factory=dict)
+    by_policy_nonempty: dict[str, dict[str, dict[str, MetricStat]]] = Field(default_factory=dict)
     rows: list[EvalRow] = Field(default_factory=list)
 
 
@@ -140,6 +149,7 @@ def transitions(episodes: Iterable[Episode], domain: Any = None) -> list[Transit
                     reference=step.observation,
                     action_type=_action_type(step.action, domain),
                     output_nonempty=bool(output_text(step.observation, domain).strip()),
+                    policy=episode.metadata.get("policy"),
                 )
             )
     return out
@@ -214,6 +224,7 @@ def _run_batch(
             action=t.action.text,
             action_type=t.action_type,
             output_nonempty=t.output_nonempty,
+            policy=t.policy,
             reference=t.reference.text,
             prediction=p.observation,
             raw=p.text,
@@ -282,19 +293,24 @@ def _result(
     by_model: dict[str, list[EvalRow]] = defaultdict(list)
     for row in rows:
         by_model[row.model].append(row)
-    overall, nonempty, by_type, by_turn = {}, {}, {}, {}
+    overall, nonempty, by_type, by_turn, by_policy, by_policy_nonempty = {}, {}, {}, {}, {}, {}
+
+    def grouped(rows: Iterable[EvalRow], key: Callable[[EvalRow], Any]) -> dict[Any, Any]:
+        groups: dict[Any, list[EvalRow]] = defaultdict(list)
+        for r in rows:
+            if key(r) is not None:
+                groups[key(r)].append(r)
+        return {k: _aggregate(v, metrics) for k, v in sorted(groups.items())}
+
     for name in models:
         mine = by_model[name]
         overall[name] = _aggregate(mine, metrics)
         subset = [r for r in mine if r.output_nonempty]
         nonempty[name] = _aggregate(subset, metrics) if subset else {}
-        types: dict[str, list[EvalRow]] = defaultdict(list)
-        turns: dict[int, list[EvalRow]] = defaultdict(list)
-        for r in mine:
-            types[r.action_type].append(r)
-            turns[r.turn].append(r)
-        by_type[name] = {k: _aggregate(v, metrics) for k, v in sorted(types.items())}
-        by_turn[name] = {k: _aggregate(v, metrics) for k, v in sorted(turns.items())}
+        by_type[name] = grouped(mine, lambda r: r.action_type)
+        by_turn[name] = grouped(mine, lambda r: r.turn)
+        by_policy[name] = grouped(mine, lambda r: r.policy)
+        by_policy_nonempty[name] = grouped(subset, lambda r: r.policy)
     return EvalResult(
         models=models,
         metrics=metrics,
@@ -306,5 +322,7 @@ def _result(
         nonempty=nonempty,
         by_action_type=by_type,
         by_turn=by_turn,
+        by_policy=by_policy,
+        by_policy_nonempty=by_policy_nonempty,
         rows=rows,
     )

@@ -7,7 +7,7 @@
 * ``predictions.jsonl`` - one :class:`~agentworld.core.evaluate.EvalRow` per
   (model, transition);
 * ``report.md`` - markdown tables (overall, non-empty-output subset, per
-  action type, per turn index) and example predictions vs references;
+  action type, per collecting policy, per turn index) and example predictions vs references;
 * ``fidelity.png`` - bars by metric per model, and the main metric by turn.
 
 Every file is written atomically (temporary sibling, then rename).
@@ -132,6 +132,23 @@ def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> 
         for t in types
     ]
     lines += _table(["action type", "n", *result.models], rows)
+    policies = sorted(result.by_policy.get(result.models[0], {}))
+    if policies:
+        lines += [f"## By collecting policy ({main}: all steps / steps with non-empty output)", ""]
+        first, first_ne = (
+            result.by_policy[result.models[0]],
+            result.by_policy_nonempty[result.models[0]],
+        )
+        rows = [
+            [p, f"{first[p][main].n} / {first_ne[p][main].n if p in first_ne else 0}"]
+            + [
+                f"{_cell(result.by_policy[n].get(p, {}).get(main), ci=False)} / "
+                f"{_cell(result.by_policy_nonempty[n].get(p, {}).get(main), ci=False)}"
+                for n in result.models
+            ]
+            for p in policies
+        ]
+        lines += _table(["policy", "n", *result.models], rows)
     lines += [f"## By turn index ({main})", ""]
     turns = sorted({t for name in result.models for t in result.by_turn[name]})
     rows = [

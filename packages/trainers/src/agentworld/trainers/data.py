@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import torch
 from agentworld.core.formats import (
     Message,
+    answer_prefix,
     cpt_text,
     episode_messages,
     history_window,
@@ -110,13 +111,17 @@ def episode_sample(
     episode: Episode,
     max_seq_len: int,
     reasoning: Sequence[str] | None = None,
+    train_rationale: bool = True,
 ) -> list[Sample]:
     """The SFT sequences of one episode: ``[1, ...]`` windows of at most ``max_seq_len`` tokens.
 
     A window is the system message followed by as many whole turns (action
     and observation) as fit; a single turn that does not fit is cut at
     ``max_seq_len``. With ``reasoning`` (one rationale per step), each target
-    is ``<think>rationale</think>`` then the observation block, all of it in the loss.
+    is ``<think>rationale</think>`` then the observation block, all of it in the loss
+    unless ``train_rationale`` is false: then the loss starts after the block's opening tag
+    (:func:`~agentworld.core.formats.answer_prefix`), for simulators that write the
+    rationale themselves.
 
     Raises:
         ValueError: ``reasoning`` does not have one entry per step.
@@ -125,13 +130,20 @@ def episode_sample(
         raise ValueError(
             f"episode {episode.id}: {len(reasoning)} rationales for {len(episode.steps)} steps"
         )
+    skip = [
+        len(answer_prefix(r)) if reasoning is not None and not train_rationale else 0
+        for r in (reasoning or [""] * len(episode.steps))
+    ]
     if history_window(episode) is not None:
         return [
-            _turn_sample(tokenizer, episode, t, max_seq_len, reasoning[t] if reasoning else None)
+            _turn_sample(
+                tokenizer, episode, t, max_seq_len, reasoning[t] if reasoning else None, skip[t]
+            )
             for t in range(len(episode.steps))
         ]
     messages = episode_messages(episode, list(reasoning) if reasoning is not None else None)
     text, starts, spans = render_with_spans(tokenizer, messages)
+    spans = [(a + k, b) for (a, b), k in zip(spans, skip)]
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     ids: list[int] = enc["input_ids"]
     offsets: list[tuple[int, int]] = enc["offset_mapping"]
@@ -160,15 +172,17 @@ def _turn_sample(
     turn: int,
     max_seq_len: int,
     reasoning: str | None,
+    skip: int = 0,
 ) -> Sample:
-    """One turn as its own sequence: the windowed prompt, then the target (the only loss)."""
+    """One turn as its own sequence: the windowed prompt, then the target (the only loss) from
+    its ``skip``-th character."""
     prompt, target = sft_pair(episode, turn, reasoning)
     text, _, spans = render_with_spans(
         tokenizer, [*prompt, {"role": "assistant", "content": target}]
     )
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     start, end = spans[-1]
-    mask = [int(start <= s < end) for s, _ in enc["offset_mapping"]]
+    mask = [int(start + skip <= s < end) for s, _ in enc["offset_mapping"]]
     return Sample(enc["input_ids"][:max_seq_len], mask[:max_seq_len])
 
 
@@ -177,11 +191,13 @@ def sft_samples(
     tokenizer: PreTrainedTokenizerBase,
     max_seq_len: int,
     reasoning: Sequence[Sequence[str]] | None = None,
+    train_rationale: bool = True,
 ) -> list[Sample]:
     """All SFT windows of ``episodes`` (see :func:`episode_sample`); windows with no target are dropped.
 
     Args:
         reasoning: Optional rationales, ``reasoning[i][t]`` for ``episodes[i].steps[t]``.
+        train_rationale: Whether the rationales are in the loss (see :func:`episode_sample`).
 
     Raises:
         ValueError: no episode has a step to predict, or ``reasoning`` does not match the episodes.
@@ -193,7 +209,11 @@ def sft_samples(
         for i, e in enumerate(episodes)
         if e.steps
         for s in episode_sample(
-            tokenizer, e, max_seq_len, reasoning[i] if reasoning is not None else None
+            tokenizer,
+            e,
+            max_seq_len,
+            reasoning[i] if reasoning is not None else None,
+            train_rationale,
         )
         if any(s.loss_mask)
     ]
