@@ -7,11 +7,13 @@ Two sandboxes are supported, tried in this order:
   ``/proc``, all namespaces unshared (no network: only ``lo`` exists),
   hostname ``sandbox``, uid/gid 1000 shown as ``user``.
 * ``unshare`` (util-linux) fallback: new user, network, pid, mount, ipc and
-  uts namespaces and a private ``/tmp``; the shell starts in the episode
-  root, which is its ``HOME`` (``cwd`` in observation states is mapped back to
-  ``/home/agent``, but ``pwd`` prints the host path).
-  The host file system is protected only by the permissions of the
-  unprivileged uid, and paths show the host location of the root.
+  uts namespaces, a private ``/tmp``, and the same view of the home directory as under
+  bubblewrap: the episode root bound at ``/home/agent`` inside the fixed-date ``/home``,
+  ``passwd``/``group`` files bound over ``/etc``, hostname ``sandbox``. Without helper
+  binaries an unprivileged user namespace maps one uid, so the shell runs as uid 0 of
+  its namespace, named ``user`` there (``ls -l`` and ``whoami`` show what bubblewrap shows;
+  ``id`` shows uid 0). The rest of the host file system is protected only by the
+  permissions of the unprivileged host uid.
 
 When the caller is root, the sandbox is started through ``setpriv`` as an
 unprivileged uid of its own (chosen per sandbox, see :func:`sandbox_uid`):
@@ -31,6 +33,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -137,17 +140,24 @@ def sandbox_uid() -> int:
     return _UID_BASE + (os.getpid() * 7919 + next(_counter)) % _UID_SPAN
 
 
-def write_identity(meta: Path, uid: int | None = None) -> None:
-    """Write ``passwd``/``group`` files naming uid/gid 1000 ``user`` into ``meta``, and the
-    ``home/agent`` skeleton that bubblewrap mounts as ``/home`` (owned by ``uid`` when given,
+def inside_uid(kind: str) -> int:
+    """The uid (and gid) the shell has inside sandbox ``kind``: 1000 under bubblewrap, 0 under
+    unshare (its only mapped uid)."""
+    return 1000 if kind.startswith("bubblewrap") else 0
+
+
+def write_identity(meta: Path, uid: int | None = None, inside: int = 1000) -> None:
+    """Write ``passwd``/``group`` files naming uid/gid ``inside`` ``user`` into ``meta``, and the
+    ``home/agent`` skeleton that the sandbox mounts as ``/home`` (owned by ``uid`` when given,
     dated :data:`~agentworld.domains.terminal.fs.SETUP_MTIME`, so ``ls -la`` shows a
     reproducible ``..``)."""
+    root = "" if inside == 0 else "root:x:0:0:root:/root:/bin/bash\n"
     meta.joinpath("passwd").write_text(
-        "root:x:0:0:root:/root:/bin/bash\n"
-        f"user:x:1000:1000:user:{HOME}:/bin/bash\n"
+        f"{root}user:x:{inside}:{inside}:user:{HOME}:/bin/bash\n"
         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
     )
-    meta.joinpath("group").write_text("root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n")
+    root_group = "" if inside == 0 else "root:x:0:\n"
+    meta.joinpath("group").write_text(f"{root_group}user:x:{inside}:\nnogroup:x:65534:\n")
     home = meta / "home"
     (home / "agent").mkdir(parents=True, exist_ok=True)
     for path in (meta, meta / "passwd", meta / "group", home, home / "agent"):
@@ -158,20 +168,17 @@ def write_identity(meta: Path, uid: int | None = None) -> None:
         os.utime(path, (SETUP_MTIME, SETUP_MTIME))
 
 
-def sandbox_argv(
-    kind: str, root: Path, meta: Path, uid: int, limits: Limits
-) -> tuple[list[str], str]:
-    """(argv, home) starting ``bash`` inside sandbox ``kind`` for episode ``root``.
+def sandbox_argv(kind: str, root: Path, meta: Path, uid: int, limits: Limits) -> list[str]:
+    """The command line starting ``bash`` inside sandbox ``kind`` for episode ``root``, whose
+    home directory is ``/home/agent``.
 
     Args:
         kind: A value of :func:`detect_sandbox`.
         root: The episode's writable root directory (owned by ``uid``).
-        meta: Directory holding the ``passwd``/``group`` files (:func:`write_identity`).
+        meta: Directory holding the ``passwd``/``group`` files (:func:`write_identity`, with
+            ``inside=inside_uid(kind)``).
         uid: Host uid the sandbox runs as (:func:`sandbox_uid`).
         limits: Resource limits (only ``tmp_bytes`` is used here).
-
-    Returns:
-        The command line and the home directory as seen inside.
     """
     bash = ["bash", "--norc", "--noprofile", "--noediting", "-i"]
     # TABSIZE=0: ls pads columns with spaces only (no tab characters in observations).
@@ -186,14 +193,26 @@ def sandbox_argv(
             argv += ["--ro-bind", str(meta / name), f"/etc/{name}"]
         for key, value in env.items():
             argv += ["--setenv", key, value]
-        return argv + bash, HOME
-    # unshare: no bind mounts without privileges; the root itself is HOME. The
-    # root may live under /tmp: re-bind it (through the cwd) after hiding /tmp.
-    env |= {"HOME": str(root)}
-    script = (
-        f"mount -t tmpfs -o size={limits.tmp_bytes} tmpfs /tmp 2>/dev/null && "
-        'case "$HOME" in /tmp/*) mkdir -p "$HOME" && mount -c --bind . "$HOME" && cd "$HOME";; '
-        'esac; exec "$@"'
+        return argv + bash
+    # unshare: the namespace's root builds bubblewrap's view with bind mounts (the episode
+    # root and meta may live under /tmp, so they are bound before /tmp is hidden) and brings
+    # up loopback where iproute2 is installed; a failed mount stops the start rather than run
+    # with the host's view. sh stays the namespace's init and runs bash as its child (as
+    # bubblewrap's init does): init ignores a SIGKILL sent from inside, so `kill -9 $$` would
+    # not end a bash that was pid 1.
+    home, etc = shlex.quote(str(meta / "home")), shlex.quote(str(meta))
+    script = " && ".join(
+        [
+            f"mount --bind {home} /home",
+            f"mount --bind {shlex.quote(str(root))} {HOME}",
+            f"mount --bind {etc}/passwd /etc/passwd",
+            f"mount --bind {etc}/group /etc/group",
+            f"mount -t tmpfs -o size={limits.tmp_bytes} tmpfs /tmp",
+            "hostname sandbox",
+            "{ ip link set lo up 2>/dev/null || true; }",
+            f"cd {HOME}",
+            '"$@"',
+        ]
     )
     argv = [*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), *_UNSHARE_FIXED]
-    return [*argv, "sh", "-c", script, "sh", *bash], str(root)
+    return [*argv, "sh", "-c", script, "sh", *bash]

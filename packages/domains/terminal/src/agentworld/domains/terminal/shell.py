@@ -31,6 +31,7 @@ from agentworld.domains.terminal.output import CommandResult, OutputCollector, c
 from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.sandbox import (
     detect_sandbox,
+    inside_uid,
     sandbox_argv,
     sandbox_uid,
     write_identity,
@@ -62,11 +63,10 @@ class Shell:
         self.kind = sandbox or detect_sandbox()
         self.uid = sandbox_uid()
         self._meta = Path(tempfile.mkdtemp(prefix="agentworld-id-"))
-        write_identity(self._meta, self.uid)
+        write_identity(self._meta, self.uid, inside_uid(self.kind))
         self._child: pexpect.spawn | None = None
         self._token = b""
         self._last: CommandResult | None = None
-        self.home = ""
 
     def start(self, cwd: str | None = None, exit_code: int = 0) -> CommandResult:
         """Start (or restart) the shell; returns the initial prompt with empty output."""
@@ -74,7 +74,7 @@ class Shell:
         if os.geteuid() == 0:
             for path in [self.root, *self.root.rglob("*")]:
                 os.lchown(path, self.uid, self.uid)
-        argv, self.home = sandbox_argv(self.kind, self.root, self._meta, self.uid, self.limits)
+        argv = sandbox_argv(self.kind, self.root, self._meta, self.uid, self.limits)
         self._token = secrets.token_hex(8).encode()
         self._child = pexpect.spawn(
             argv[0],
@@ -96,7 +96,7 @@ class Shell:
             f"PS1=$'\\x1e{tok}:${{__aw_rc}}:${{PWD}}\\x1f"
             f"${{__aw_st}}user@sandbox:\\\\w$ \\x1e{tok}.\\x1f'; "
             f"PS2=$'\\x1e{tok}>\\x1f> '; unset HISTFILE; "
-            f"cd -- {_quote(cwd or self.home)} 2>/dev/null; history -c; (exit {int(exit_code)})"
+            f"cd -- {_quote(cwd or HOME)} 2>/dev/null; history -c; (exit {int(exit_code)})"
         )
         self._child.sendline(init)
         collector = OutputCollector(0)
@@ -167,8 +167,6 @@ class Shell:
     def _result(self, raw: bytes, match: re.Match[bytes]) -> CommandResult:
         out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
         code, cwd = int(match.group(1)), match.group(2).decode("utf-8", errors="replace")
-        if self.home != HOME and (cwd == self.home or cwd.startswith(self.home + "/")):
-            cwd = HOME + cwd[len(self.home) :]
         prompt = match.group(3).decode("utf-8", errors="replace")
         self._last = CommandResult(out, prompt, code, cwd, truncated=truncated)
         return self._last
