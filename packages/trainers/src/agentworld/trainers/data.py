@@ -130,10 +130,11 @@ def episode_sample(
         raise ValueError(
             f"episode {episode.id}: {len(reasoning)} rationales for {len(episode.steps)} steps"
         )
-    skip = [
-        len(answer_prefix(r)) if reasoning is not None and not train_rationale else 0
-        for r in (reasoning or [""] * len(episode.steps))
-    ]
+    # Characters at the start of each answer kept out of the loss.
+    if reasoning is not None and not train_rationale:
+        skip = [len(answer_prefix(r)) for r in reasoning]
+    else:
+        skip = [0] * len(episode.steps)
     if history_window(episode) is not None:
         return [
             _turn_sample(
