@@ -80,9 +80,7 @@ def main() -> None:
             else None
         )
         # Score what the model predicts: a simulator writes domain rationales itself.
-        samples = sft_samples(
-            episodes, tokenizer, args.max_seq_len, why, train_rationale=why is None
-        )
+        samples = sft_samples(episodes, tokenizer, args.max_seq_len, why, train_rationale=False)
         n, loss, err = score(model, samples, tokenizer.pad_token_id, args.batch_size)
         print(f"{split:8s}  {len(episodes):8d}  {n:13d}  {loss:10.4f}  {err:12.2%}")
 

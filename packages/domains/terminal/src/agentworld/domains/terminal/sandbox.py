@@ -194,19 +194,22 @@ def sandbox_argv(kind: str, root: Path, meta: Path, uid: int, limits: Limits) ->
         for key, value in env.items():
             argv += ["--setenv", key, value]
         return argv + bash
+
     # unshare: the namespace's root builds bubblewrap's view with bind mounts (the episode
     # root and meta may live under /tmp, so they are bound before /tmp is hidden) and brings
     # up loopback where iproute2 is installed; a failed mount stops the start rather than run
     # with the host's view. sh stays the namespace's init and runs bash as its child (as
     # bubblewrap's init does): init ignores a SIGKILL sent from inside, so `kill -9 $$` would
     # not end a bash that was pid 1.
-    home, etc = shlex.quote(str(meta / "home")), shlex.quote(str(meta))
+    def bind(source: Path, target: str) -> str:
+        return f"mount --bind {shlex.quote(str(source))} {target}"
+
     script = " && ".join(
         [
-            f"mount --bind {home} /home",
-            f"mount --bind {shlex.quote(str(root))} {HOME}",
-            f"mount --bind {etc}/passwd /etc/passwd",
-            f"mount --bind {etc}/group /etc/group",
+            bind(meta / "home", "/home"),
+            bind(root, HOME),
+            bind(meta / "passwd", "/etc/passwd"),
+            bind(meta / "group", "/etc/group"),
             f"mount -t tmpfs -o size={limits.tmp_bytes} tmpfs /tmp",
             "hostname sandbox",
             "{ ip link set lo up 2>/dev/null || true; }",
