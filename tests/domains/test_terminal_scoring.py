@@ -76,6 +76,21 @@ def test_clean_output():
         ("/home/agent", "mkdir d && cd d", "cwd ~"),
         ("/home/agent/docs", "echo 'unbalanced", "cwd ~/docs"),
         ("/home/agent", "grep milk", "cwd ~"),
+        # A flag is not an option value: `cat -n F` reads F, as `head -n 3 F` does.
+        ("/home/agent", "cat -n docs/todo.txt", "cat ~/docs/todo.txt"),
+        ("/home/agent", "wc -c docs/todo.txt", "cat ~/docs/todo.txt"),
+        ("/home/agent", "uniq -c todo.txt", "cat ~/todo.txt"),
+        ("/home/agent", "sort -n -k 2 todo.txt", "cat ~/todo.txt"),
+        ("/home/agent", "head -c 20 todo.txt", "cat ~/todo.txt"),
+        ("/home/agent", "grep -c milk todo.txt", "cat ~/todo.txt"),
+        ("/home/agent", "grep -n -A 1 milk todo.txt", "cat ~/todo.txt"),
+        ("/home/agent", "grep -e milk todo.txt", "cat ~/todo.txt"),
+        ("/home/agent", "sed -n 2p todo.txt", "cat ~/todo.txt"),
+        ("/home/agent", "cut -c1-10 todo.txt", "cat ~/todo.txt"),
+        ("/home/agent", "cut -d , -f 2 a.csv", "cat ~/a.csv"),
+        ("/home/agent", "file run.sh", "cat ~/run.sh"),
+        ("/home/agent/a", "grep -rn milk ..", "ls ~"),
+        ("/home/agent/a", "grep -R milk", "ls ~/a"),
     ],
 )
 def test_rationale_names_the_state_line_the_command_reads(cwd, action, rationale):

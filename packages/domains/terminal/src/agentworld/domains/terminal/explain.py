@@ -31,9 +31,29 @@ from typing import Any
 from agentworld.core.types import Step
 from agentworld.domains.terminal.prompt import HOME, absolute_cwd, display_cwd, split_prompt
 
-_FILE_READERS = frozenset({"cat", "head", "tail", "wc", "nl", "sort", "uniq", "tac"})
+_FILE_READERS = frozenset(
+    {"cat", "head", "tail", "wc", "nl", "sort", "uniq", "tac", "cut", "rev", "file"}
+)
 _PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "sed"})
-_VALUE_FLAGS = frozenset({"-n", "-c", "-e", "-f", "-m", "-name", "-type", "-maxdepth"})
+# Options that take the next word as their value, per command (GNU coreutils, grep, sed and
+# findutils manuals); any other option is a flag. ``cat -n FILE`` numbers FILE's lines, while
+# ``head -n 3 FILE`` reads FILE: one table for all commands misreads one or the other.
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "head": frozenset({"-n", "-c"}),
+    "tail": frozenset({"-n", "-c"}),
+    "grep": frozenset({"-e", "-f", "-m", "-A", "-B", "-C"}),
+    "sed": frozenset({"-e", "-f", "-l"}),
+    "cut": frozenset({"-b", "-c", "-d", "-f"}),
+    "sort": frozenset({"-k", "-t", "-o", "-S"}),
+    "uniq": frozenset({"-f", "-s", "-w"}),
+    "nl": frozenset({"-b", "-n", "-w", "-s", "-v", "-i"}),
+    "find": frozenset(
+        {"-name", "-iname", "-type", "-maxdepth", "-mindepth", "-path", "-size", "-newer", "-perm"}
+    ),
+}
+_VALUE_OPTIONS["egrep"] = _VALUE_OPTIONS["fgrep"] = _VALUE_OPTIONS["grep"]
+# The pattern (grep) or script (sed) comes from an option instead of the first operand.
+_PATTERN_OPTIONS = frozenset({"-e", "-f"})
 _SEPARATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<"})
 
 
@@ -52,17 +72,26 @@ def _first_command(action: str) -> list[str]:
     return words
 
 
-def _operands(words: list[str]) -> list[str]:
-    """Non-option arguments, skipping the values of options that take one (``-n 3``)."""
+def _operands(name: str, words: list[str]) -> list[str]:
+    """Non-option arguments of command ``name``, skipping the values of its options that take
+    one (``head -n 3``, but not ``cat -n``)."""
+    values = _VALUE_OPTIONS.get(name, frozenset())
     out, skip = [], False
     for word in words:
         if skip:
             skip = False
-        elif word in _VALUE_FLAGS:
+        elif word in values:
             skip = True
         elif not (word.startswith("-") and word != "-"):
             out.append(word)
     return out
+
+
+def _recursive_grep(words: list[str]) -> bool:
+    """True for ``grep -r``/``-R`` (also in a cluster such as ``-rn``): it reads a directory."""
+    return any(
+        w.startswith("-") and not w.startswith("--") and ("r" in w or "R" in w) for w in words
+    )
 
 
 def resolve(cwd: str, path: str) -> str:
@@ -107,9 +136,11 @@ def explain_text(action: str, observation: str) -> str:
 def lookup(action: str, cwd: str) -> str:
     """The state lookup of ``action`` run in absolute directory ``cwd`` (see :func:`explain`)."""
     words = _first_command(action)
-    name, args = (words[0], _operands(words[1:])) if words else ("", [])
-    if name in _PATTERN_FIRST:
+    name, args = (words[0], _operands(words[0], words[1:])) if words else ("", [])
+    if name in _PATTERN_FIRST and not _PATTERN_OPTIONS.intersection(words[1:]):
         args = args[1:]
+    if name in _PATTERN_FIRST and name != "sed" and _recursive_grep(words[1:]):
+        return f"ls {resolve(cwd, args[0] if args else '.')}"
     if name in ("ls", "find"):
         return f"ls {resolve(cwd, args[0] if args else '.')}"
     if (name in _FILE_READERS or name in _PATTERN_FIRST) and args:
