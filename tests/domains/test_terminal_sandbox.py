@@ -11,11 +11,14 @@ import socket
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from agentworld.core.protocols import Environment
 from agentworld.core.types import Action, Task
 from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.fs import apply_setup
+from agentworld.domains.terminal.roots import listing_order
 from agentworld.domains.terminal.shell import GRACE_S
 from agentworld.domains.terminal.sandbox import SANDBOX_ENV_VAR, Limits, detect_sandbox
 
@@ -87,6 +90,62 @@ def test_setup_files_have_fixed_mtimes(env):
     assert obs.text == "total 4\n-rw-r--r-- 1 user user 8 Jan  1  2024 a.txt\nuser@sandbox:~$ "
     obs, _ = run(env, "cat docs/a.txt")
     assert obs.text == "one\ntwo\nuser@sandbox:~$ "
+
+
+ORDER_SETUP = {
+    "dirs": ["zeta", "a-b", "a/sub"],
+    "files": {"m.txt": "x\n", "a/z.txt": "z\n", "a/sub/f.txt": "f\n", "b.txt": "b\n"},
+}
+SORTED_FIND = [".", "./a", "./a/sub", "./a/sub/f.txt", "./a/z.txt", "./a-b", "./b.txt",
+               "./m.txt", "./zeta"]  # fmt: skip
+
+
+def test_find_lists_setup_in_name_order(env):
+    """``find`` prints readdir order; on tmpfs the set-up is created so that it is name order,
+    the same on every machine (a hash order, as on ext4, cannot be simulated)."""
+    task = Task(id="t", domain="terminal", instruction="look", setup=ORDER_SETUP)
+    _, info = env.reset(options={"task": task})
+    parent = os.path.dirname(info["root"])
+    if listing_order(parent) is None:
+        pytest.skip(f"{parent} lists entries in hash order (not tmpfs)")
+    obs, _ = run(env, "find .")
+    assert obs.text.splitlines()[:-1] == SORTED_FIND
+    # An entry a command creates lists by the kernel's rule: first (newest first) or last.
+    obs, _ = run(env, "touch new.txt && find . -maxdepth 1")
+    top = [".", "./a", "./a-b", "./b.txt", "./m.txt", "./zeta"]
+    newest_first = listing_order(parent) == "newest_first"
+    assert obs.text.splitlines()[:-1] == (
+        [".", "./new.txt", *top[1:]] if newest_first else [*top, "./new.txt"]
+    )
+
+
+@pytest.mark.parametrize("order", ["oldest_first", "newest_first"])
+def test_apply_setup_creates_entries_in_listing_order(tmp_path, order):
+    """Each directory's entries are created so that a file system listing in creation order
+    (``order``) lists them by name: checked on the sequence of creations, for both kernels'
+    rules (a real tmpfs checks one of them in the test above)."""
+    created: list[str] = []
+    real_mkdir, real_write = Path.mkdir, Path.write_text
+
+    def mkdir(self, *args, **kwargs):
+        rel, new = self.relative_to(tmp_path).as_posix(), not self.exists()
+        real_mkdir(self, *args, **kwargs)  # with parents=True it calls itself
+        if new and rel not in created:
+            created.append(rel)
+
+    def write_text(self, *args, **kwargs):
+        real_write(self, *args, **kwargs)
+        created.append(self.relative_to(tmp_path).as_posix())
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "mkdir", mkdir)
+        patch.setattr(Path, "write_text", write_text)
+        apply_setup(tmp_path, ORDER_SETUP, order)
+    assert sorted(created) == sorted(path[2:] for path in SORTED_FIND[1:])
+    listed = created[::-1] if order == "newest_first" else created
+    for directory in ("", "a", "a/sub"):
+        names = [p.rpartition("/")[2] for p in listed if p.rpartition("/")[0] == directory]
+        assert names == sorted(names), directory
 
 
 def test_file_times_stay_at_the_episode_clock(env):

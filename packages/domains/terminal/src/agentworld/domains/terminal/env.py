@@ -23,6 +23,7 @@ from agentworld.domains.terminal.fs import (
     snapshot,
 )
 from agentworld.domains.terminal.limits import Limits
+from agentworld.domains.terminal.roots import default_root_parent, listing_order
 from agentworld.domains.terminal.shell import CommandResult, Shell
 
 
@@ -34,8 +35,9 @@ class TerminalEnv:
         max_steps: Steps after which ``step`` reports ``truncated=True``.
         sandbox: Sandbox kind to use (default: the detected one).
         root_parent: Directory under which episode roots are created
-            (default: the system temporary directory; it must be
-            traversable by other users when running as root).
+            (default: :func:`~agentworld.domains.terminal.roots.default_root_parent`,
+            tmpfs where usable, so set-up directories list in name order for ``find``;
+            it must be traversable by other users when running as root).
 
     Raises:
         RuntimeError: (from ``reset``) no sandbox works on this machine.
@@ -75,10 +77,11 @@ class TerminalEnv:
         if task is not None and not isinstance(task, Task):
             task = Task.model_validate(task)
         self.task = task
-        self.root = Path(tempfile.mkdtemp(prefix="agentworld-ep-", dir=self.root_parent))
+        parent = self.root_parent or default_root_parent() or tempfile.gettempdir()
+        self.root = Path(tempfile.mkdtemp(prefix="agentworld-ep-", dir=parent))
         self.root.chmod(0o755)
         if task is not None:
-            apply_setup(self.root, task.setup)
+            apply_setup(self.root, task.setup, listing_order(parent))
         self._shell = Shell(self.root, self.limits, self.sandbox)
         self._steps = 0
         result = self._shell.start()

@@ -46,22 +46,35 @@ def _inside(root: Path, rel: str) -> Path:
     return root.joinpath(*parts)
 
 
-def apply_setup(root: Path, setup: dict[str, Any]) -> None:
+def apply_setup(root: Path, setup: dict[str, Any], order: str | None = None) -> None:
     """Create ``setup``'s directories and files under ``root`` with fixed mtimes and modes
     (:data:`DIR_MODE`, :data:`FILE_MODE`).
+
+    Args:
+        root: The episode root (an existing, empty directory).
+        setup: ``{"dirs": [...], "files": {path: text}}`` (see the module docstring).
+        order: How directories under ``root`` list their entries
+            (:func:`agentworld.domains.terminal.roots.listing_order`): with
+            ``"oldest_first"`` or ``"newest_first"`` each directory's entries are created in
+            the order that makes it list them sorted by name, as ``ls`` does.
 
     Raises:
         ValueError: a path is absolute or leaves the root.
     """
+    # relative path -> (path as given, file content or None for a directory)
+    entries = {PurePosixPath(rel): (rel, None) for rel in setup.get("dirs", [])}
+    entries.update((PurePosixPath(rel), (rel, text)) for rel, text in setup.get("files", {}).items())
     made: list[Path] = []
-    for rel in setup.get("dirs", []):
+    # Parents sort before their entries, and an entry's name before its siblings' (by path
+    # component, so "a" < "a/x" < "a-b"): created in reverse, every directory lists newest first.
+    for key in sorted(entries, key=lambda rel: rel.parts, reverse=order == "newest_first"):
+        rel, text = entries[key]
         path = _inside(root, rel)
-        path.mkdir(parents=True, exist_ok=True)
-        made.append(path)
-    for rel, content in setup.get("files", {}).items():
-        path = _inside(root, rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        if text is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        else:
+            path.mkdir(parents=True, exist_ok=True)
         made.append(path)
     for path in sorted(
         {*made, *(p for m in made for p in m.parents if root in p.parents)},
