@@ -19,8 +19,8 @@ from agentworld.core.types import Action, Task
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.fs import apply_setup
 from agentworld.domains.terminal.roots import listing_order
-from agentworld.domains.terminal.shell import GRACE_S
 from agentworld.domains.terminal.sandbox import SANDBOX_ENV_VAR, Limits, detect_sandbox
+from agentworld.domains.terminal.shell import GRACE_S
 
 
 def _sandboxes() -> list[str]:
