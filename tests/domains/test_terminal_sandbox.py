@@ -101,22 +101,26 @@ SORTED_FIND = [".", "./a", "./a/sub", "./a/sub/f.txt", "./a/z.txt", "./a-b", "./
 
 
 def test_find_lists_setup_in_name_order(env):
-    """``find`` prints readdir order; on tmpfs the set-up is created so that it is name order,
-    the same on every machine (a hash order, as on ext4, cannot be simulated)."""
+    """``find`` prints readdir order; with episode roots on tmpfs the set-up is created so that
+    it is name order, the same on every machine (a hash order, as on ext4, cannot be
+    simulated)."""
+    if not os.path.isdir("/dev/shm") or listing_order("/dev/shm") is None:
+        pytest.skip("no tmpfs at /dev/shm listing entries in creation order")
     task = Task(id="t", domain="terminal", instruction="look", setup=ORDER_SETUP)
-    _, info = env.reset(options={"task": task})
-    parent = os.path.dirname(info["root"])
-    if listing_order(parent) is None:
-        pytest.skip(f"{parent} lists entries in hash order (not tmpfs)")
-    obs, _ = run(env, "find .")
-    assert obs.text.splitlines()[:-1] == SORTED_FIND
-    # An entry a command creates lists by the kernel's rule: first (newest first) or last.
-    obs, _ = run(env, "touch new.txt && find . -maxdepth 1")
-    top = [".", "./a", "./a-b", "./b.txt", "./m.txt", "./zeta"]
-    newest_first = listing_order(parent) == "newest_first"
-    assert obs.text.splitlines()[:-1] == (
-        [".", "./new.txt", *top[1:]] if newest_first else [*top, "./new.txt"]
-    )
+    tmpfs = TerminalEnv(limits=env.limits, sandbox=env.sandbox, root_parent="/dev/shm")
+    try:
+        tmpfs.reset(options={"task": task})
+        obs, _ = run(tmpfs, "find .")
+        assert obs.text.splitlines()[:-1] == SORTED_FIND
+        # An entry a command creates lists by the kernel's rule: first (newest first) or last.
+        obs, _ = run(tmpfs, "touch new.txt && find . -maxdepth 1")
+        top = [".", "./a", "./a-b", "./b.txt", "./m.txt", "./zeta"]
+        newest_first = listing_order("/dev/shm") == "newest_first"
+        assert obs.text.splitlines()[:-1] == (
+            [".", "./new.txt", *top[1:]] if newest_first else [*top, "./new.txt"]
+        )
+    finally:
+        tmpfs.close()
 
 
 @pytest.mark.parametrize("order", ["oldest_first", "newest_first"])

@@ -35,9 +35,10 @@ class TerminalEnv:
         max_steps: Steps after which ``step`` reports ``truncated=True``.
         sandbox: Sandbox kind to use (default: the detected one).
         root_parent: Directory under which episode roots are created
-            (default: :func:`~agentworld.domains.terminal.roots.default_root_parent`,
-            tmpfs where usable, so set-up directories list in name order for ``find``;
-            it must be traversable by other users when running as root).
+            (default: :func:`~agentworld.domains.terminal.roots.default_root_parent`, the
+            system temporary directory unless ``$AGENTWORLD_TERMINAL_ROOT`` is set; on tmpfs
+            set-up directories list in name order for ``find``; it must be traversable by
+            other users when running as root).
 
     Raises:
         RuntimeError: (from ``reset``) no sandbox works on this machine.

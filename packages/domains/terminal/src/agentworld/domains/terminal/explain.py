@@ -14,9 +14,11 @@ A rationale resolves the command's path against the working directory and restat
 of the piece it reads: ``cat todo.txt`` run in ``~/docs`` gives ``cat ~/docs/todo.txt``. That is
 the one step of reasoning a world model must get right before it can copy: it turns relative
 paths, ``.`` and ``..`` into the key under which the content stands, so the observation can be
-copied from behind it. Any listing (``ls -l``, ``ls -a``, ``find``) reads ``ls DIR``. Commands
-that read no piece restate where they run: ``cd DIR`` gives the new directory (``cd ~/docs``),
-anything else ``cwd ~/docs``.
+copied from behind it. Any listing (``ls -l``, ``ls -a``, ``find``, ``grep -r``) reads
+``ls DIR``; any file reader (``nl``, ``cut``, ``sort``, ``file``, ...) ``cat FILE``. Options are
+parsed per command: ``head -n 3 FILE`` and ``cat -n FILE`` both read FILE. Commands that read no
+piece restate where they run: ``cd DIR`` gives the new directory (``cd ~/docs``), anything else
+``cwd ~/docs``.
 
 The rationale depends only on the action and the working directory before it, never on the
 observation, so a simulator can always write it before the observation.
