@@ -229,7 +229,8 @@ class BaseTrainer:
         params = sum(p.numel() for p in model.parameters() if p.requires_grad)
         reporter.info(
             f"{self.name}: {len(data)} sequences, {num_parameters(model):,} parameters "
-            f"({params:,} trainable), {total or '?'} steps"
+            f"({params:,} trainable), "
+            + (f"{total} steps" if total else f"until the {cfg.time_budget_s:g} s time budget")
         )
         start_trackers(acc, cfg.report_to, out, f"agentworld-{self.name}", cfg.model_dump(mode="json"))
         start, base_elapsed = time.perf_counter(), c["elapsed_s"]
