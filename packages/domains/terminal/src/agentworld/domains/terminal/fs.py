@@ -65,8 +65,9 @@ def apply_setup(root: Path, setup: dict[str, Any], order: str | None = None) -> 
     entries = {PurePosixPath(rel): (rel, None) for rel in setup.get("dirs", [])}
     entries.update((PurePosixPath(rel), (rel, text)) for rel, text in setup.get("files", {}).items())
     made: list[Path] = []
-    # Parents sort before their entries, and an entry's name before its siblings' (by path
-    # component, so "a" < "a/x" < "a-b"): created in reverse, every directory lists newest first.
+    # Sorted by path component ("a" < "a/x" < "a-b"): parents come before their entries and each
+    # directory's entries in name order. Created in that order, a directory that lists oldest
+    # first lists them by name; created in reverse, so does one that lists newest first.
     for key in sorted(entries, key=lambda rel: rel.parts, reverse=order == "newest_first"):
         rel, text = entries[key]
         path = _inside(root, rel)
