@@ -239,8 +239,9 @@ def test_timeout_interrupts_and_env_stays_usable(env):
     start = time.monotonic()
     obs, info = run(env, "sleep 999")
     # The command timeout (1.5 s) plus at most the grace for the prompt after ^C.
-    assert time.monotonic() - start < 1.5 + GRACE_S + 2
-    assert info["timed_out"] and not info["restarted"]
+    elapsed = time.monotonic() - start
+    assert elapsed < 1.5 + GRACE_S + 2
+    assert info["timed_out"] and not info["restarted"], (elapsed, obs.text)
     assert obs.text == ("^C\n[command timed out after 1.5 s: interrupted]\n[130] user@sandbox:~$ ")
     obs, _ = run(env, "echo ok")
     assert obs.text == "ok\nuser@sandbox:~$ "
