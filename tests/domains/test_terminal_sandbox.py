@@ -247,6 +247,19 @@ def test_timeout_interrupts_and_env_stays_usable(env):
     assert obs.text == "ok\nuser@sandbox:~$ "
 
 
+def test_a_missed_interrupt_is_repeated(env):
+    """A command that survives the first ^C (as one still starting on a loaded host does) gets
+    another one: the episode goes on in the same shell instead of a restarted one."""
+    env.reset()
+    run(env, "cd /tmp")
+    survive_once = "bash -c 'trap \"trap - INT\" INT; while :; do sleep 0.1; done'"
+    obs, info = run(env, survive_once)
+    assert info["timed_out"] and not info["restarted"], obs.text
+    assert obs.text.endswith("[130] user@sandbox:/tmp$ ")
+    obs, _ = run(env, "echo ok")
+    assert obs.text == "ok\nuser@sandbox:/tmp$ "
+
+
 def test_unclosed_quote_is_cancelled(env):
     env.reset()
     start = time.monotonic()

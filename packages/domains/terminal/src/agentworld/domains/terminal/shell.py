@@ -38,6 +38,9 @@ from agentworld.domains.terminal.sandbox import (
 )
 
 GRACE_S = 5.0  # for the prompt after ^C; a loaded machine can take seconds
+# ^C is repeated this often within GRACE_S: on a loaded host the first one can land while bash
+# is still starting the command, which then runs on untouched.
+INTERRUPT_EVERY_S = 1.0
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
@@ -112,8 +115,9 @@ class Shell:
         Args:
             command: One line (line breaks are entered as separate lines).
             timeout_s: Wall-clock limit, seconds (default ``limits.command_timeout_s``).
-                On expiry Ctrl-C is sent; if no prompt follows within 2 s the
-                shell is killed and restarted in the same directory.
+                On expiry Ctrl-C is sent (again every ``INTERRUPT_EVERY_S``); if no
+                prompt follows within ``GRACE_S`` the shell is killed and restarted in
+                the same directory.
         """
         lines = command.replace("\r\n", "\n").split("\n")
         if len(lines) > 1:
@@ -134,9 +138,8 @@ class Shell:
         status, match = self._collect(collector, time.monotonic() + timeout)
         timed_out = status == "timeout"
         if status in ("timeout", "ps2"):
-            self._child.sendintr()
             collector.feed(b"^C")
-            status, match = self._collect(collector, time.monotonic() + GRACE_S)
+            status, match = self._interrupt(collector)
         if status == "prompt" and match is not None:
             result = self._result(collector.head + collector.tail[: match.start()], match)
             if timed_out:
@@ -192,6 +195,16 @@ class Shell:
             if ps2 in col.tail:
                 col.tail[:] = col.tail.replace(ps2, b"")
                 return "ps2", None
+
+    def _interrupt(self, col: OutputCollector) -> tuple[str, re.Match[bytes] | None]:
+        """Send ^C every :data:`INTERRUPT_EVERY_S` until a prompt (or EOF) or :data:`GRACE_S`."""
+        assert self._child is not None
+        deadline = time.monotonic() + GRACE_S
+        while True:
+            self._child.sendintr()
+            status, match = self._collect(col, min(deadline, time.monotonic() + INTERRUPT_EVERY_S))
+            if status != "timeout" or time.monotonic() >= deadline:
+                return status, match
 
     def _drain(self) -> None:
         assert self._child is not None
