@@ -7,6 +7,7 @@ must show the agent the same terminal.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 import time
@@ -258,6 +259,24 @@ def test_a_missed_interrupt_is_repeated(env):
     assert obs.text.endswith("[130] user@sandbox:/tmp$ ")
     obs, _ = run(env, "echo ok")
     assert obs.text == "ok\nuser@sandbox:/tmp$ "
+
+
+def test_signals_have_their_default_action_whatever_the_collector_ignores(env):
+    """Ignored signals survive exec. Python ignores SIGPIPE, and a background job or a test
+    worker may ignore SIGINT. The sandbox resets them, as a terminal's programs expect."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        env.reset()
+        obs, _ = run(env, "grep SigIgn /proc/self/status")
+        ignored = int(obs.text.split()[1], 16)
+        for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGXFSZ):
+            assert not ignored & (1 << (sig - 1)), sig
+        obs, _ = run(env, "yes | head -1")
+        assert obs.text == "y\nuser@sandbox:~$ "  # no "Broken pipe"
+        obs, info = run(env, "sleep 999")
+        assert info["timed_out"] and not info["restarted"], obs.text
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_unclosed_quote_is_cancelled(env):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -52,8 +53,23 @@ def _user_process_count(uid: int) -> int:
     return count
 
 
+# Signals a terminal's programs get with their default action. A child inherits ignored
+# signals through exec: Python ignores SIGPIPE and SIGXFSZ, and a background job (`cmd &` in a
+# script, some test runners' workers) ignores SIGINT and SIGQUIT. Inherited, `yes | head -1`
+# would print "Broken pipe" and ^C would not stop a command.
+DEFAULT_SIGNALS = (
+    signal.SIGINT,
+    signal.SIGQUIT,
+    signal.SIGHUP,
+    signal.SIGTERM,
+    signal.SIGPIPE,
+    signal.SIGXFSZ,
+)
+
+
 def limits_preexec(limits: Limits, uid: int) -> Callable[[], None]:
-    """A ``preexec_fn`` that applies ``limits`` in the child before ``exec``."""
+    """A ``preexec_fn`` that applies ``limits`` in the child before ``exec`` and gives
+    :data:`DEFAULT_SIGNALS` their default action."""
     nproc = limits.nproc if os.geteuid() == 0 else _user_process_count(uid) + limits.nproc
 
     def apply() -> None:
@@ -65,5 +81,7 @@ def limits_preexec(limits: Limits, uid: int) -> Callable[[], None]:
             (resource.RLIMIT_CORE, 0),
         ):
             resource.setrlimit(which, (value, value))
+        for sig in DEFAULT_SIGNALS:
+            signal.signal(sig, signal.SIG_DFL)
 
     return apply

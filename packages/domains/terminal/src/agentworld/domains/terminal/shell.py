@@ -38,8 +38,8 @@ from agentworld.domains.terminal.sandbox import (
 )
 
 GRACE_S = 5.0  # for the prompt after ^C; a loaded machine can take seconds
-# ^C is repeated this often within GRACE_S: on a loaded host the first one can land while bash
-# is still starting the command, which then runs on untouched.
+# ^C is repeated this often within GRACE_S, as a user would: some programs survive the first
+# (node's REPL asks for a second one), and a ^C can land before the command has started.
 INTERRUPT_EVERY_S = 1.0
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
