@@ -187,10 +187,13 @@ def test_progress_and_errors():
 
 
 def test_write_report_local(result, tmp_path):
-    paths = write_report(result, str(tmp_path / "run"), extra={"model": "toy-lwm"})
+    extra = {"model": "toy-lwm", "facts": {"collect": {"episodes": 4, "workers": 2}, "seed": 0}}
+    paths = write_report(result, str(tmp_path / "run"), extra=extra)
     assert set(paths) == {"metrics", "predictions", "report", "figure"}
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    assert metrics["extra"] == {"model": "toy-lwm"} and "rows" not in metrics
+    assert metrics["extra"] == extra and "rows" not in metrics
+    head = (tmp_path / "run" / "report.md").read_text().split("\n## ")[0]
+    assert "- model: toy-lwm\n- facts:\n  - collect: episodes 4, workers 2\n  - seed: 0\n" in head
     assert metrics["overall"]["empty"]["exact_match"]["mean"] == pytest.approx(1 / 3)
     md = (tmp_path / "run" / "report.md").read_text()
     for heading in (

@@ -99,12 +99,25 @@ def _examples(result: EvalResult, k: int) -> list[str]:
     return lines
 
 
+def _bullet(key: str, value: Any, indent: str = "") -> list[str]:
+    """``- key: value`` lines; a mapping value gets one indented line per entry, and a mapping
+    inside that one ``k v, k v`` line."""
+    if not isinstance(value, dict):
+        return [f"{indent}- {key}: {value}"]
+    lines = [f"{indent}- {key}:"]
+    for k, v in value.items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{kk} {vv}" for kk, vv in v.items())
+        lines.append(f"{indent}  - {k}: {v}")
+    return lines
+
+
 def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> str:
     """The markdown report text (see the module docstring for its sections)."""
     main = result.main_metric
     lines = ["# Fidelity report", ""]
     for key, value in (extra or {}).items():
-        lines.append(f"- {key}: {value}")
+        lines += _bullet(key, value)
     lines += [
         (
             f"- episodes: {result.num_episodes}, transitions: {result.num_transitions}, "
