@@ -99,16 +99,16 @@ def _examples(result: EvalResult, k: int) -> list[str]:
     return lines
 
 
-def _bullet(key: str, value: Any, indent: str = "") -> list[str]:
+def _bullet(key: str, value: Any) -> list[str]:
     """``- key: value`` lines; a mapping value gets one indented line per entry, and a mapping
     inside that one ``k v, k v`` line."""
     if not isinstance(value, dict):
-        return [f"{indent}- {key}: {value}"]
-    lines = [f"{indent}- {key}:"]
+        return [f"- {key}: {value}"]
+    lines = [f"- {key}:"]
     for k, v in value.items():
         if isinstance(v, dict):
             v = ", ".join(f"{kk} {vv}" for kk, vv in v.items())
-        lines.append(f"{indent}  - {k}: {v}")
+        lines.append(f"  - {k}: {v}")
     return lines
 
 

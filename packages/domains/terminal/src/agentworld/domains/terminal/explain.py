@@ -36,7 +36,8 @@ from agentworld.domains.terminal.prompt import HOME, absolute_cwd, display_cwd, 
 _FILE_READERS = frozenset(
     {"cat", "head", "tail", "wc", "nl", "sort", "uniq", "tac", "cut", "rev", "file"}
 )
-_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "sed"})
+_GREPS = frozenset({"grep", "egrep", "fgrep"})
+_PATTERN_FIRST = _GREPS | {"sed"}
 # Options that take the next word as their value, per command (GNU coreutils, grep, sed and
 # findutils manuals); any other option is a flag. ``cat -n FILE`` numbers FILE's lines, while
 # ``head -n 3 FILE`` reads FILE: one table for all commands misreads one or the other.
@@ -53,7 +54,7 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
         {"-name", "-iname", "-type", "-maxdepth", "-mindepth", "-path", "-size", "-newer", "-perm"}
     ),
 }
-_VALUE_OPTIONS["egrep"] = _VALUE_OPTIONS["fgrep"] = _VALUE_OPTIONS["grep"]
+_VALUE_OPTIONS.update(dict.fromkeys(_GREPS, _VALUE_OPTIONS["grep"]))
 # The pattern (grep) or script (sed) comes from an option instead of the first operand.
 _PATTERN_OPTIONS = frozenset({"-e", "-f"})
 _SEPARATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<"})
@@ -141,7 +142,7 @@ def lookup(action: str, cwd: str) -> str:
     name, args = (words[0], _operands(words[0], words[1:])) if words else ("", [])
     if name in _PATTERN_FIRST and not _PATTERN_OPTIONS.intersection(words[1:]):
         args = args[1:]
-    if name in _PATTERN_FIRST and name != "sed" and _recursive_grep(words[1:]):
+    if name in _GREPS and _recursive_grep(words[1:]):
         return f"ls {resolve(cwd, args[0] if args else '.')}"
     if name in ("ls", "find"):
         return f"ls {resolve(cwd, args[0] if args else '.')}"
