@@ -48,7 +48,7 @@ PRESETS: dict[str, Preset] = {
     # 3.9M parameters with a 3k vocab (1.2M of them the tied embedding). Wide and shallow won the
     # fidelity-per-minute sweep on 2 CPU cores (see the package README): ~7k tokens/s.
     "default": Preset(384, 2, 6, 1, 64, 1024, 2048),
-    # `default` with 2 KV heads plus the copy prior (bigram induction and a selection head working
+    # `default` with 2 KV heads plus the copy prior (4-token induction and a selection head working
     # at step 0): the quickstart's model, 4.0M parameters; held-out exact match 0.615, on non-empty
     # outputs 0.521 (mean of 3 quickstart runs, session 7; `default` without the prior: 0.29 / 0.12
     # in session 5; bench/README.md).
