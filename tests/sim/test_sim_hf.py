@@ -9,9 +9,10 @@ import torch
 
 from agentworld.core import plugins
 from agentworld.core.formats import OBS_CLOSE
-from agentworld.sim.backends.hf import HFBackend, HFWorldModel
+from agentworld.sim.backends.hf import HFBackend, HFWorldModel, load_causal_lm
 from agentworld.sim.generation import StaticBatchEngine
 from agentworld.sim.sampling import SamplingParams
+from transformers.utils import logging as hf_logging
 
 SYSTEM = {
     "role": "system",
@@ -56,6 +57,14 @@ def test_plugin_registers_hf_and_loads(qwen3_dir: Path) -> None:
     assert wm.model.device.type == "cpu" and wm.model.dtype == torch.float32
     [prediction] = wm.predict([requests(1)[0]])
     assert 1 <= prediction.num_tokens <= 8
+
+
+def test_local_checkpoint_loads_without_a_weight_loading_bar(qwen3_dir: Path, capfd) -> None:
+    assert hf_logging.is_progress_bar_enabled()
+    model = load_causal_lm(str(qwen3_dir))
+    assert model.get_input_embeddings().num_embeddings > 0
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()  # switched back on for hub downloads
 
 
 def test_missing_local_path_raises(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from transformers import (
 )
 
 from agentworld.core.formats import OBS_OPEN
+from agentworld.sim.backends.hf import load_causal_lm
 from agentworld.trainers.copy_prior import apply_copy_prior
 
 
@@ -180,9 +181,7 @@ def load_model(
                 "save the tokenizer next to the model or pass tokenizer=<tokenizer directory>"
             )
         tok = tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(
-            text, dtype=torch.float32, attn_implementation="sdpa", **kwargs
-        )
+        model = load_causal_lm(text, dtype=torch.float32, attn_implementation="sdpa", **kwargs)
         rows = model.get_input_embeddings().num_embeddings
         if len(tok) > rows:
             raise ModelSpecError(

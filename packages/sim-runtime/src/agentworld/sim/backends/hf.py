@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import torch
@@ -35,6 +36,7 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
+from transformers.utils import logging as hf_logging
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +66,20 @@ def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype
     if not isinstance(resolved, torch.dtype) or not resolved.is_floating_point:
         raise ValueError(f"unknown dtype {dtype!r}; use 'auto', 'float32', 'bfloat16' or 'float16'")
     return resolved
+
+
+def load_causal_lm(path: str, **kwargs: Any) -> PreTrainedModel:
+    """``AutoModelForCausalLM.from_pretrained(path, **kwargs)``, without transformers' per-tensor
+    "Loading weights" bar when ``path`` is a local directory: a checkpoint of a few million
+    parameters loads in milliseconds, and the bar only breaks up the pipeline's own progress
+    display. A hub id keeps its download bars."""
+    if not Path(path).is_dir() or not hf_logging.is_progress_bar_enabled():
+        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    hf_logging.disable_progress_bar()
+    try:
+        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    finally:
+        hf_logging.enable_progress_bar()
 
 
 def _explainer(domain: str | None) -> Callable[[str, str], str] | None:
@@ -256,7 +272,7 @@ class HFWorldModel:
         if gguf_file is not None:
             extra["gguf_file"] = gguf_file
         tokenizer = AutoTokenizer.from_pretrained(path, **extra)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype, dev), **extra)
+        model = load_causal_lm(path, dtype=resolve_dtype(dtype, dev), **extra)
         card = {} if hub else read_card(path)
         for key in ("rewards", "history_window", "domain", "reasoning"):
             if card.get(key) is not None:
