@@ -52,7 +52,7 @@ Layer 2, query head 0 and KV head 0: the query is the tokens :data:`INDUCTION_QU
 those :data:`INDUCTION_KEY` back, each pair matched in its own group of the lowest-frequency RoPE
 pairs (``rope_theta`` 1e6, Qwen3's own value, keeps them nearly position-free over 2,048 tokens),
 the current token's group weighted above the two oldest together (:data:`INDUCTION_WEIGHTS`), so a
-position right after the current token always beats one that matches only the older tokens;
+position matching the current and the previous token beats any that matches only older ones;
 the value and output map the found token's identity back onto its embedding. The selection head is
 the first query head of KV head 1: query offsets :data:`SELECT_QUERY`, key offsets
 :data:`SELECT_KEY`, matched group by group in those pairs but the last, which carries the gate. All other
