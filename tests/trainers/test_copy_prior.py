@@ -100,7 +100,7 @@ def shared_bigrams(batch: int, variants: int = 4, seed: int = 0):
     """Template lines as in generated files ("Send the report today." / "... by Friday."): each
     row holds ``variants`` spans ``P_i S T X_i`` with one bigram ``S T`` common to all, then
     repeats one of them, ``P_k S T``. A bigram match points at every ``X_i`` alike; only the
-    token before the bigram, three back, tells ``X_k``.
+    token before the bigram tells ``X_k``.
 
     Returns ``(ids [batch, length], target X_k [batch])``; the last position predicts the target.
     """
