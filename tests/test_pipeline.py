@@ -76,6 +76,9 @@ def test_pipeline_collect_to_simulate(tmp_path):
     assert abs(metrics["overall"]["copy-previous"]["exact_match"]["mean"] - copied) < 1e-9
     report = (run_dir / "report.md").read_text()
     assert "copy-previous" in report and "exact_match" in report
+    # written again at the end: every stage's timing, as in run.json
+    assert set(metrics["extra"]["timings_s"]) == {"collect", "cpt", "sft", "eval", "simulate", "total"}
+    assert "simulate" in report.split("timings_s")[1]
     assert (run_dir / "fidelity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     replay = (run_dir / "replay.md").read_text()
     assert replay.count("Real:") >= 1 and "Simulated:" in replay

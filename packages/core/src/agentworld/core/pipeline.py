@@ -40,6 +40,8 @@ class RunState:
     heldout_url: str = ""
     timings_s: dict[str, float] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)
+    # The eval stage's result: the report is written again at the end with every stage's timing.
+    eval_result: Any = None
 
     def __post_init__(self) -> None:
         self.train_url = self.train_url or f"{self.dir}/episodes/train.jsonl"
@@ -144,8 +146,8 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
         result = evaluate(models, items, rewards, domain=domain, batch_size=cfg.batch_size,
                           progress=lambda done, total: bar.update(task, completed=done, total=total))
     state.facts["eval"] = {"model": model_path, "transitions": len(items)}
-    extra = {"facts": state.facts, "timings_s": state.timings_s}
-    paths = write_report(result, state.dir, extra=extra)
+    state.eval_result = result
+    paths = write_report(result, state.dir, extra={"facts": state.facts, "timings_s": state.timings_s})
     _print_overall(result, console)
     return paths
 
@@ -230,6 +232,11 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
             run_simulate(cfg, state, console)
         state.timings_s[stage] = round(time.perf_counter() - t0, 1)
     state.timings_s["total"] = round(time.perf_counter() - start, 1)
+    if state.eval_result is not None:  # the report was written before the later stages' timings
+        from agentworld.core.report import write_report
+
+        write_report(state.eval_result, state.dir,
+                     extra={"facts": state.facts, "timings_s": state.timings_s})
     atomic_write(f"{state.dir}/run.json", json.dumps(
         {"stages": config.stages(), "timings_s": state.timings_s, "facts": state.facts,
          "checkpoint": state.checkpoint}, indent=2))
