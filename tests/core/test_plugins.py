@@ -44,6 +44,8 @@ def test_third_party_domain_is_listed_and_usable(tmp_path):
     assert "echo" in listed.stdout and "in-process echo" in listed.stdout
     shown = cli("plugins", env=env, cwd=tmp_path)
     assert "agentworld-domain-echo" in shown.stdout and "register_domains" in shown.stdout
+    # no plugin registers a policy through the hook: the list says where the domains' own are
+    assert "policy: - (none through this hook; domains list their own" in shown.stdout
     out = tmp_path / "echo.jsonl"
     run = cli("collect", "--domain", "echo", "--episodes", "3", "--policy", "random=1",
               "--out", str(out), env=env, cwd=tmp_path)

@@ -55,7 +55,10 @@ def plugins_cmd() -> None:
         table.add_row(row["name"], row["package"], row["version"], ", ".join(row["hooks"]))
     console.print(table)
     for kind in plugins.KINDS:
-        console.print(f"{kind.replace('_', ' ')}: {', '.join(plugins.names(kind)) or '-'}")
+        listed = ", ".join(plugins.names(kind)) or "-"
+        if kind == "policy" and listed == "-":
+            listed = "- (none through this hook; domains list their own: `agentworld domains`)"
+        console.print(f"{kind.replace('_', ' ')}: {listed}")
 
 
 @app.command("domains")
