@@ -47,6 +47,10 @@ class RunState:
         self.train_url = self.train_url or f"{self.dir}/episodes/train.jsonl"
         self.heldout_url = self.heldout_url or f"{self.dir}/episodes/heldout.jsonl"
 
+    def report_facts(self) -> dict[str, Any]:
+        """What ``report.md`` and ``metrics.json`` list atop the scores: facts and timings (s)."""
+        return {"facts": self.facts, "timings_s": self.timings_s}
+
 
 def progress_bar(console: Console) -> Progress:
     """A rich progress bar with count and elapsed time."""
@@ -147,7 +151,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
                           progress=lambda done, total: bar.update(task, completed=done, total=total))
     state.facts["eval"] = {"model": model_path, "transitions": len(items)}
     state.eval_result = result
-    paths = write_report(result, state.dir, extra={"facts": state.facts, "timings_s": state.timings_s})
+    paths = write_report(result, state.dir, extra=state.report_facts())
     _print_overall(result, console)
     return paths
 
@@ -235,8 +239,7 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
     if state.eval_result is not None:  # the report was written before the later stages' timings
         from agentworld.core.report import write_report
 
-        write_report(state.eval_result, state.dir,
-                     extra={"facts": state.facts, "timings_s": state.timings_s})
+        write_report(state.eval_result, state.dir, extra=state.report_facts())
     atomic_write(f"{state.dir}/run.json", json.dumps(
         {"stages": config.stages(), "timings_s": state.timings_s, "facts": state.facts,
          "checkpoint": state.checkpoint}, indent=2))
