@@ -20,8 +20,8 @@ copy cannot continue past a token that occurs all over the context (a newline, a
 jumps to any earlier place after that token. Terminal output is full of them. A bigram match still
 slips inside generated text: every sentence ends in ``.`` and a newline, every listing entry in
 ``.txt`` and two spaces. Matching four tokens deep continues the copy there (on the quickstart's
-held-out answers, 9% of the tokens are determined by the last 3 or 4 tokens but not by the last
-2; ``bench/README.md``, session 12).
+held-out observations, 10% of the tokens are determined by the last 3 or 4 tokens but not by the
+last 2: ``bench/heldout_loss.py --by-context``, bench/README.md, session 12).
 
 A third mechanism selects *where* to copy from at the start of an answer, when ``<predicted_observation>``
 and a newline are all the answer has so far and a bigram points nowhere. SFT rationales restate the
