@@ -151,6 +151,7 @@ def eval_cmd(
     backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
     max_transitions: Annotated[int, typer.Option(min=1, help="Transitions evaluated at most.")] = 400,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per prediction at most.")] = 256,
+    num_beams: Annotated[int, typer.Option(min=1, help="Beam search with this many beams (hf backend); 1: greedy.")] = 1,
 ) -> None:
     """Measure next-observation fidelity of a world model against the baselines."""
     from agentworld.core.config import EvalConfig
@@ -158,7 +159,7 @@ def eval_cmd(
 
     state = RunState(dir=out.rstrip("/"), seed=0, domain=domain, checkpoint=model, heldout_url=data)
     cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions,
-                     max_new_tokens=max_new_tokens)
+                     max_new_tokens=max_new_tokens, num_beams=num_beams)
     paths = run_eval(cfg, state, console)
     console.print("report: " + ", ".join(paths.values()))
 
@@ -170,12 +171,16 @@ def simulate_cmd(
     backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
     task_seed: Annotated[int, typer.Option(help="Seed of the domain task to simulate.")] = 0,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per step at most.")] = 256,
+    num_beams: Annotated[int, typer.Option(min=1, help="Beam search with this many beams (hf backend); 1: greedy.")] = 1,
 ) -> None:
     """Interactive simulated environment: type an action, see the predicted observation (Ctrl-D quits)."""
     env_domain = plugins.get_domain(domain)
     task = env_domain.tasks().sample(1, seed=task_seed)[0]
     sim = plugins.get_sim_backend(backend)
-    env = sim.make_env(sim.load(model, max_new_tokens=max_new_tokens), domain=env_domain)
+    from agentworld.core.pipeline import decoding_options
+
+    world_model = sim.load(model, max_new_tokens=max_new_tokens, **decoding_options(num_beams))
+    env = sim.make_env(world_model, domain=env_domain)
     real = env_domain.make_env()
     try:
         initial, _ = real.reset(seed=task_seed, options={"task": task})

@@ -74,6 +74,7 @@ class EvalConfig(BaseModel):
     max_transitions: int = Field(400, ge=1)
     batch_size: int = Field(32, ge=1)
     max_new_tokens: int = Field(256, ge=1)
+    num_beams: int = Field(1, ge=1)  # > 1: beam search (hf backend), else greedy
 
 
 class SimulateConfig(BaseModel):
@@ -86,6 +87,7 @@ class SimulateConfig(BaseModel):
     episodes: int = Field(3, ge=1)
     max_steps: int = Field(6, ge=1)
     max_new_tokens: int = Field(256, ge=1)
+    num_beams: int = Field(1, ge=1)  # > 1: beam search (hf backend), else greedy
 
 
 class PipelineConfig(BaseModel):

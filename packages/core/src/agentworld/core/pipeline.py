@@ -141,7 +141,8 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     items = transitions(read_episodes(state.heldout_url), domain=domain)[: cfg.max_transitions]
     model_path = _model_path(cfg, state)
     models = {"model": plugins.get_sim_backend(cfg.backend).load(
-        model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens)}
+        model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens,
+        **decoding_options(cfg.num_beams))}
     for name in cfg.baselines:
         models[name] = plugins.get_sim_backend(name).load(None, domain=domain)
     rewards = {name: plugins.get_reward(name) for name in cfg.rewards}
@@ -149,11 +150,17 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
         task = bar.add_task("eval predictions", total=len(items) * len(models))
         result = evaluate(models, items, rewards, domain=domain, batch_size=cfg.batch_size,
                           progress=lambda done, total: bar.update(task, completed=done, total=total))
-    state.facts["eval"] = {"model": model_path, "transitions": len(items)}
+    state.facts["eval"] = {"model": model_path, "transitions": len(items),
+                           "decoding": f"beam search, {cfg.num_beams} beams" if cfg.num_beams > 1 else "greedy"}
     state.eval_result = result
     paths = write_report(result, state.dir, extra=state.report_facts())
     _print_overall(result, console)
     return paths
+
+
+def decoding_options(num_beams: int) -> dict[str, Any]:
+    """Backend load options for ``num_beams`` (none for greedy, so any backend loads)."""
+    return {"num_beams": num_beams} if num_beams > 1 else {}
 
 
 def _optional_domain(name: str) -> Any:
@@ -183,7 +190,8 @@ def _print_overall(result: Any, console: Console) -> None:
 def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
     """Replay held-out real episodes' actions in a simulated env; print and save real vs simulated."""
     backend = plugins.get_sim_backend(cfg.backend)
-    world_model = backend.load(_model_path(cfg, state), max_new_tokens=cfg.max_new_tokens)
+    world_model = backend.load(_model_path(cfg, state), max_new_tokens=cfg.max_new_tokens,
+                               **decoding_options(cfg.num_beams))
     domain = _optional_domain(state.domain)
     env = backend.make_env(world_model, domain=domain, max_steps=cfg.max_steps)
     lines = ["# Real vs simulated replays", ""]

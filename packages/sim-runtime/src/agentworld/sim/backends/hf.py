@@ -24,6 +24,7 @@ from agentworld.core.formats import (
 )
 from agentworld.core.protocols import Domain
 from agentworld.core.types import Prediction
+from agentworld.sim.beam import BeamSearchEngine
 from agentworld.sim.engine import EngineLoop, PagedEngine
 from agentworld.sim.env import SimEnv
 from agentworld.sim.generation import GenerationOutput, StaticBatchEngine, TokenEngine
@@ -145,7 +146,11 @@ class HFWorldModel:
         seed: Sampling seed. Paged engine: request ``k`` of this model samples from its own
             generator seeded ``seed + k``; static engine: one generator for all.
             ``None``: torch's global RNG.
-        engine: ``"paged"`` (default), ``"static"``, or a :class:`TokenEngine` to use.
+        engine: ``"paged"`` (default), ``"static"``, ``"beam"``, or a :class:`TokenEngine` to
+            use. ``num_beams > 1`` selects ``"beam"`` (:class:`~agentworld.sim.beam.BeamSearchEngine`).
+        num_beams: Beams of the ``"beam"`` engine: each prediction is the likeliest of
+            ``num_beams`` beams (total log-probability) instead of the greedy one. Needs
+            ``temperature == 0``.
         engine_options: Keyword arguments of :class:`PagedEngine` (``num_blocks``,
             ``kv_cache_bytes``, ``block_size``, ``max_num_batched_tokens``, ``max_num_seqs``,
             ``enable_prefix_caching``, ``salt``).
@@ -170,7 +175,8 @@ class HFWorldModel:
 
     Raises:
         ValueError: The tokenizer has no chat template (``"chat"``), ``engine`` or
-            ``prompt_format`` is an unknown name, or ``"transcript"`` with ``rewards``.
+            ``prompt_format`` is an unknown name, ``"transcript"`` with ``rewards``, or
+            ``num_beams > 1`` with sampling, another engine or ``"transcript"``.
     """
 
     def __init__(
@@ -183,8 +189,9 @@ class HFWorldModel:
         temperature: float = 0.0,
         top_p: float = 1.0,
         seed: int | None = None,
-        engine: TokenEngine | Literal["paged", "static"] = "paged",
+        engine: TokenEngine | Literal["paged", "static", "beam"] = "paged",
         engine_options: Mapping[str, Any] | None = None,
+        num_beams: int = 1,
         rewards: bool = False,
         history_window: int | None = None,
         domain: str | None = None,
@@ -197,6 +204,14 @@ class HFWorldModel:
             raise ValueError("the tokenizer has no chat template; a ChatML template is expected")
         if prompt_format == "transcript" and rewards:
             raise ValueError("prompt_format='transcript' does not parse reward footers; use 'chat'")
+        if num_beams > 1:
+            if temperature != 0:
+                raise ValueError(f"num_beams={num_beams} needs temperature 0, got {temperature}")
+            if engine not in ("paged", "beam"):
+                raise ValueError(f"num_beams={num_beams} runs the 'beam' engine, got {engine!r}")
+            if prompt_format == "transcript":
+                raise ValueError("num_beams > 1 needs prompt_format='chat' (stop on a token)")
+            engine = "beam"
         self.model, self.tokenizer = model, tokenizer
         self.rewards, self.history_window, self.domain = rewards, history_window, domain
         self.prompt_format = prompt_format
@@ -235,8 +250,22 @@ class HFWorldModel:
                 max_positions=self.max_positions,
                 generator=generator,
             )
+        elif engine == "beam":
+            vocab = tokenizer.get_vocab()
+            engine = BeamSearchEngine(
+                model,
+                pad_token_id=self._pad_id(),
+                stop_token_ids=self.stop_ids,
+                num_beams=num_beams,
+                batch_size=batch_size,
+                max_positions=self.max_positions,
+                token_id=vocab.get,
+                **dict(engine_options or {}),
+            )
         elif isinstance(engine, str):
-            raise ValueError(f"engine must be 'paged', 'static' or a TokenEngine, got {engine!r}")
+            raise ValueError(
+                f"engine must be 'paged', 'static', 'beam' or a TokenEngine, got {engine!r}"
+            )
         self.engine: TokenEngine = engine
 
     @property
@@ -257,7 +286,7 @@ class HFWorldModel:
         """Load ``path`` (a checkpoint directory, or a hub id the user passed).
 
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
-        ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``rewards``,
+        ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``num_beams``, ``rewards``,
         ``history_window``, ``domain``, ``reasoning``, ``prompt_format``); ``rewards``,
         ``history_window``, ``domain`` and ``reasoning`` default to the checkpoint's
         world-model card (``agentworld.json``, :mod:`agentworld.core.card`). ``gguf_file``
