@@ -25,10 +25,9 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
-from transformers import DynamicCache, PreTrainedModel
-
-from agentworld.sim.generation import FinishReason, GenerationOutput
+from agentworld.sim.generation import FinishReason, GenerationOutput, stop_string_hit
 from agentworld.sim.sampling import SamplingParams
+from transformers import DynamicCache, PreTrainedModel
 
 
 class BeamSearchEngine:
@@ -44,11 +43,12 @@ class BeamSearchEngine:
         batch_size: Most prompts per ``generate`` call (each runs ``num_beams`` rows).
         max_positions: Context length of the model (tokens): a micro-batch generates at most
             ``max_positions - longest prompt`` tokens. ``None``: no limit.
-        token_id: Text -> its id when the text is a single token, else ``None``; turns a request's
-            stop strings into stop ids. ``None``: requests may not have stop strings.
+        stop_strings: Texts that end a beam once its decoded output contains one.
+        decode: Token ids -> text; required for stop strings (the engine's or a request's).
 
     Raises:
-        ValueError: ``num_beams`` or ``batch_size`` is below 1.
+        ValueError: ``num_beams`` or ``batch_size`` is below 1, or stop strings without
+            ``decode``.
     """
 
     def __init__(
@@ -59,20 +59,23 @@ class BeamSearchEngine:
         stop_token_ids: Iterable[int] = (),
         num_beams: int = 4,
         length_penalty: float = 0.0,
-        batch_size: int = 8,
+        batch_size: int = 16,
         max_positions: int | None = None,
-        token_id: Callable[[str], int | None] | None = None,
+        stop_strings: Sequence[str] = (),
+        decode: Callable[[list[int]], str] | None = None,
     ):
         if num_beams < 1:
             raise ValueError(f"num_beams must be >= 1, got {num_beams}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if stop_strings and decode is None:
+            raise ValueError("stop_strings need a decode function")
         self.model = model
         self.pad_token_id = pad_token_id
         self.stop_token_ids = frozenset(stop_token_ids)
         self.num_beams, self.length_penalty = num_beams, length_penalty
         self.batch_size, self.max_positions = batch_size, max_positions
-        self.token_id = token_id
+        self.stop_strings, self.decode = tuple(stop_strings), decode
 
     def generate(
         self, prompts: Sequence[Sequence[int]], params: SamplingParams
@@ -82,8 +85,8 @@ class BeamSearchEngine:
         Prompts are sorted by length into micro-batches of ``batch_size``.
 
         Raises:
-            ValueError: A prompt is empty, ``params`` samples (``temperature > 0``), or a stop
-                string of ``params`` is not a single token.
+            ValueError: A prompt is empty, ``params`` samples (``temperature > 0``), or has stop
+                strings and the engine no ``decode``.
         """
         if any(len(p) == 0 for p in prompts):
             raise ValueError("prompts must not be empty")
@@ -92,26 +95,21 @@ class BeamSearchEngine:
                 f"beam search does not sample; got temperature {params.temperature} "
                 "(use temperature 0, or the 'paged' or 'static' engine to sample)"
             )
-        stop = set(self.stop_token_ids)
-        for text in params.stop:
-            token = self.token_id(text) if self.token_id is not None else None
-            if token is None:
-                raise ValueError(
-                    f"beam search stops on tokens; stop string {text!r} is not a single token"
-                )
-            stop.add(token)
+        if params.stop and self.decode is None:
+            raise ValueError("stop strings need a decode function")
+        strings = (*self.stop_strings, *params.stop)
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         results: list[GenerationOutput | None] = [None] * len(prompts)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
-            outputs = self._generate_batch([prompts[i] for i in chunk], params, stop)
+            outputs = self._generate_batch([prompts[i] for i in chunk], params, strings)
             for i, output in zip(chunk, outputs):
                 results[i] = output
         return results  # type: ignore[return-value]
 
     @torch.inference_mode()
     def _generate_batch(
-        self, prompts: Sequence[Sequence[int]], params: SamplingParams, stop: set[int]
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams, strings: Sequence[str]
     ) -> list[GenerationOutput]:
         k, device = self.num_beams, self.model.device
         n, width = len(prompts), max(len(p) for p in prompts)
@@ -146,7 +144,8 @@ class BeamSearchEngine:
         scores[:, 0] = 0.0
         live = list(range(n))  # prompt of each group of k rows
         beams: list[list[list[int]]] = [[[] for _ in range(k)] for _ in range(n)]
-        finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(n)]
+        # Finished hypotheses per prompt: (score, tokens, ended by a stop token or string).
+        finished: list[list[tuple[float, list[int], bool]]] = [[] for _ in range(n)]
         for length in range(1, limit + 1):
             vocab = logprobs.shape[-1]
             total = (scores.reshape(-1, 1) + logprobs).reshape(len(live), k * vocab)
@@ -156,9 +155,12 @@ class BeamSearchEngine:
                 chosen: list[tuple[float, int, int]] = []
                 for rank, (score, index) in enumerate(zip(top_scores[g], top_index[g])):
                     beam, token = divmod(index, vocab)
-                    if token in stop:  # a stop token ends a hypothesis if it ranks in the top k
+                    tokens_so_far = beams[p][beam] + [token]
+                    if token in self.stop_token_ids or stop_string_hit(
+                        tokens_so_far, strings, self.decode
+                    ):  # it ends a hypothesis if it ranks in the top k
                         if rank < k:
-                            finished[p].append((self._rank(score, length), beams[p][beam] + [token]))
+                            finished[p].append((self._rank(score, length), tokens_so_far, True))
                         continue
                     chosen.append((score, beam, token))
                     if len(chosen) == k:
@@ -168,7 +170,9 @@ class BeamSearchEngine:
                 if len(finished[p]) == k and finished[p][-1][0] >= best_running:
                     continue  # no running beam can still beat the k finished ones
                 if length == limit:
-                    finished[p] += [(self._rank(s, length), beams[p][b] + [t]) for s, b, t in chosen]
+                    finished[p] += [
+                        (self._rank(s, length), beams[p][b] + [t], False) for s, b, t in chosen
+                    ]
                     continue
                 beams[p] = [beams[p][b] + [t] for _, b, t in chosen]
                 rows += [g * k + b for _, b, _ in chosen]
@@ -177,10 +181,11 @@ class BeamSearchEngine:
                 kept.append(p)
             if not kept:
                 break
-            index = torch.tensor(rows, device=device)
-            cache.batch_select_indices(index)
-            mask = torch.cat([mask[index], mask.new_ones((len(rows), 1))], dim=1)
-            next_pos = next_pos[index]
+            if rows != list(range(len(live) * k)):  # beams reordered or prompts finished
+                index = torch.tensor(rows, device=device)
+                cache.batch_select_indices(index)
+                mask, next_pos = mask[index], next_pos[index]
+            mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
             live, scores = kept, torch.tensor(new_scores, device=device)
             out = self.model(
                 input_ids=torch.tensor(tokens, device=device)[:, None],
@@ -193,8 +198,8 @@ class BeamSearchEngine:
             logprobs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
         results = []
         for hypotheses in finished:
-            _, best = max(hypotheses, key=lambda h: h[0])
-            reason: FinishReason = "stop" if best and best[-1] in stop else "length"
+            _, best, stopped = max(hypotheses, key=lambda h: h[0])
+            reason: FinishReason = "stop" if stopped else "length"
             results.append(GenerationOutput(best, reason))
         return results
 

@@ -139,7 +139,8 @@ class HFWorldModel:
     Args:
         model: The causal LM (already on its device, in eval mode).
         tokenizer: Its tokenizer; must have a chat template.
-        batch_size: Micro-batch size of the static engine (prompts per forward pass).
+        batch_size: Micro-batch size of the static engine (prompts per forward pass); the
+            beam engine takes its own from ``engine_options`` (``batch_size``, default 16).
         max_new_tokens: Default generation limit per request (tokens).
         temperature: ``0`` for greedy decoding, else sampling temperature.
         top_p: Nucleus sampling mass.
@@ -153,7 +154,8 @@ class HFWorldModel:
             ``temperature == 0``.
         engine_options: Keyword arguments of :class:`PagedEngine` (``num_blocks``,
             ``kv_cache_bytes``, ``block_size``, ``max_num_batched_tokens``, ``max_num_seqs``,
-            ``enable_prefix_caching``, ``salt``).
+            ``enable_prefix_caching``, ``salt``) or of the beam engine (``batch_size``,
+            ``length_penalty``).
         rewards: Answers end with the reward footer (:mod:`agentworld.core.formats`):
             generation stops after ``</terminated>`` instead of ``</predicted_observation>``.
         history_window: Turns of history the model was trained to see (``None``: all);
@@ -176,7 +178,7 @@ class HFWorldModel:
     Raises:
         ValueError: The tokenizer has no chat template (``"chat"``), ``engine`` or
             ``prompt_format`` is an unknown name, ``"transcript"`` with ``rewards``, or
-            ``num_beams > 1`` with sampling, another engine or ``"transcript"``.
+            ``num_beams > 1`` with sampling or another engine.
     """
 
     def __init__(
@@ -209,8 +211,6 @@ class HFWorldModel:
                 raise ValueError(f"num_beams={num_beams} needs temperature 0, got {temperature}")
             if engine not in ("paged", "beam"):
                 raise ValueError(f"num_beams={num_beams} runs the 'beam' engine, got {engine!r}")
-            if prompt_format == "transcript":
-                raise ValueError("num_beams > 1 needs prompt_format='chat' (stop on a token)")
             engine = "beam"
         self.model, self.tokenizer = model, tokenizer
         self.rewards, self.history_window, self.domain = rewards, history_window, domain
@@ -251,15 +251,13 @@ class HFWorldModel:
                 generator=generator,
             )
         elif engine == "beam":
-            vocab = tokenizer.get_vocab()
             engine = BeamSearchEngine(
                 model,
                 pad_token_id=self._pad_id(),
                 stop_token_ids=self.stop_ids,
                 num_beams=num_beams,
-                batch_size=batch_size,
                 max_positions=self.max_positions,
-                token_id=vocab.get,
+                decode=decode,
                 **dict(engine_options or {}),
             )
         elif isinstance(engine, str):
