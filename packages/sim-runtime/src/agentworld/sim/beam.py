@@ -25,9 +25,9 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
-from agentworld.sim.generation import FinishReason, GenerationOutput, stop_string_hit
+from agentworld.sim.generation import FinishReason, GenerationOutput, prefill, stop_string_hit
 from agentworld.sim.sampling import SamplingParams
-from transformers import DynamicCache, PreTrainedModel
+from transformers import PreTrainedModel
 
 
 class BeamSearchEngine:
@@ -113,33 +113,16 @@ class BeamSearchEngine:
     ) -> list[GenerationOutput]:
         k, device = self.num_beams, self.model.device
         n, width = len(prompts), max(len(p) for p in prompts)
-        input_ids = torch.full((n, width), self.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((n, width), dtype=torch.long)
-        for i, prompt in enumerate(prompts):  # left padding
-            input_ids[i, width - len(prompt) :] = torch.tensor(list(prompt), dtype=torch.long)
-            mask[i, width - len(prompt) :] = 1
-        input_ids, mask = input_ids.to(device), mask.to(device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
         limit = params.max_new_tokens
         if self.max_positions is not None:
             limit = max(1, min(limit, self.max_positions - width))
-
-        # The prompt is prefilled once, then its KV is repeated for the k beams of its prompt
-        # (rows p*k .. p*k + k-1). Beam 0 starts at log-probability 0, the others at -inf, so
-        # the first step expands a single beam.
-        cache = DynamicCache(config=self.model.config)
-        out = self.model(
-            input_ids=input_ids,
-            attention_mask=mask,
-            position_ids=positions,
-            cache=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
+        # Each prompt is prefilled once, then its KV is repeated for its k beams (rows p*k ..
+        # p*k + k-1). Beam 0 starts at log-probability 0, the others at -inf, so the first step
+        # expands a single beam.
+        logits, cache, mask, next_pos = prefill(self.model, prompts, self.pad_token_id)
         cache.batch_repeat_interleave(k)
-        mask = mask.repeat_interleave(k, dim=0)
-        next_pos = (positions[:, -1] + 1).repeat_interleave(k)
-        logprobs = torch.log_softmax(out.logits[:, -1].float(), dim=-1).repeat_interleave(k, dim=0)
+        mask, next_pos = mask.repeat_interleave(k, dim=0), next_pos.repeat_interleave(k)
+        logprobs = torch.log_softmax(logits.float(), dim=-1).repeat_interleave(k, dim=0)
         scores = torch.full((n, k), -math.inf, device=device)
         scores[:, 0] = 0.0
         live = list(range(n))  # prompt of each group of k rows

@@ -59,6 +59,36 @@ def stop_string_hit(
     return any(s in tail for s in stop)
 
 
+def prefill(
+    model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_token_id: int
+) -> tuple[torch.Tensor, DynamicCache, torch.Tensor, torch.Tensor]:
+    """Prefill ``[batch]`` prompts as one left-padded batch (pads masked out).
+
+    Returns:
+        ``(logits, cache, attention_mask, next_positions)``: next-token logits ``[batch, vocab]``,
+        the prompts' KV, the mask ``[batch, width]`` (``width``: the longest prompt, tokens)
+        and the position of each row's next token ``[batch]``.
+    """
+    n, width = len(prompts), max(len(p) for p in prompts)
+    input_ids = torch.full((n, width), pad_token_id, dtype=torch.long)
+    mask = torch.zeros((n, width), dtype=torch.long)
+    for i, prompt in enumerate(prompts):
+        input_ids[i, width - len(prompt) :] = torch.tensor(list(prompt), dtype=torch.long)
+        mask[i, width - len(prompt) :] = 1
+    input_ids, mask = input_ids.to(model.device), mask.to(model.device)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    cache = DynamicCache(config=model.config)
+    out = model(
+        input_ids=input_ids,
+        attention_mask=mask,
+        position_ids=positions,
+        cache=cache,
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    return out.logits[:, -1, :], cache, mask, positions[:, -1] + 1
+
+
 class TokenEngine(Protocol):
     """Generates continuations of ``[batch]`` prompts given as token id lists."""
 
@@ -149,31 +179,14 @@ class StaticBatchEngine:
         self, prompts: Sequence[Sequence[int]], params: SamplingParams
     ) -> list[GenerationOutput]:
         device = self.model.device
-        n, width = len(prompts), max(len(p) for p in prompts)
-        input_ids = torch.full((n, width), self.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((n, width), dtype=torch.long)
-        for i, prompt in enumerate(prompts):  # left padding
-            input_ids[i, width - len(prompt) :] = torch.tensor(list(prompt), dtype=torch.long)
-            mask[i, width - len(prompt) :] = 1
-        input_ids, mask = input_ids.to(device), mask.to(device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-
+        n = len(prompts)
         limits = [self._limit(len(p), params) for p in prompts]
         outputs: list[list[int]] = [[] for _ in range(n)]
         finish: list[FinishReason] = ["length"] * n
         rows = list(range(n))  # prompt index of each live batch row
-        cache = DynamicCache(config=self.model.config)
-        out = self.model(
-            input_ids=input_ids,
-            attention_mask=mask,
-            position_ids=positions,
-            cache=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        next_pos = positions[:, -1] + 1
+        logits, cache, mask, next_pos = prefill(self.model, prompts, self.pad_token_id)
         while True:
-            tokens = sample(out.logits[:, -1, :], params, self.generator)
+            tokens = sample(logits, params, self.generator)
             keep = []
             for j, (row, token) in enumerate(zip(rows, tokens.tolist())):
                 outputs[row].append(token)
@@ -189,12 +202,12 @@ class StaticBatchEngine:
                 tokens, mask, next_pos = tokens[index], mask[index], next_pos[index]
                 rows = [rows[j] for j in keep]
             mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
-            out = self.model(
+            logits = self.model(
                 input_ids=tokens[:, None],
                 attention_mask=mask,
                 position_ids=next_pos[:, None],
                 cache=cache,
                 use_cache=True,
-            )
+            ).logits[:, -1, :]
             next_pos = next_pos + 1
         return [GenerationOutput(ids, reason) for ids, reason in zip(outputs, finish)]
