@@ -3,14 +3,14 @@
     uv run python bench/beam_search.py --run runs/quickstart            # ~3 min on 2 cores
     uv run python bench/beam_search.py --run RUN --beams 1 4 --max-transitions 100
 
-For each decoder the first ``--max-transitions`` held-out transitions (``RUN/episodes/heldout.jsonl``,
-in episode then turn order, as ``agentworld eval`` takes them) are predicted by
-``RUN/checkpoints/sft`` (or ``--model``) and compared with the real observation. Printed per decoder:
-exact match over all transitions and over those whose real output is non-empty (the issue's
-headline), how many predictions beam search changed (against greedy), wall seconds, and the time
-ratio to greedy. ``1`` beam runs the default paged engine (what ``agentworld eval`` runs without
-``--num-beams``); more run :class:`agentworld.sim.beam.BeamSearchEngine`. All decoders see the same
-prompts, so their difference is the decoder's alone (no training noise: bench/README.md,
+For each decoder the first ``--max-transitions`` held-out transitions
+(``RUN/episodes/heldout.jsonl``, in episode then turn order, as ``agentworld eval`` takes them) are
+predicted by ``RUN/checkpoints/sft`` (or ``--model``) and compared with the real observation.
+Printed per decoder: exact match over all transitions and over those whose real output is non-empty
+(the issue's headline), how many predictions differ from greedy's, wall seconds, and the time ratio
+to greedy. ``1`` beam runs the default paged engine (what ``agentworld eval`` runs without
+``--num-beams``); more run :class:`agentworld.sim.beam.BeamSearchEngine`. All decoders see the
+same prompts, so their difference is the decoder's alone, free of training noise (bench/README.md,
 "Quickstart fidelity, session 13").
 """
 

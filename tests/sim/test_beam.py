@@ -1,4 +1,5 @@
-"""Beam search: exact on short continuations, equal to transformers' beam search, greedy at 1 beam."""
+"""Beam search: exact on short continuations, equal to transformers' beam search, greedy at 1
+beam, stop strings of any tokenizer."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def test_beam_search_agrees_with_transformers_generate(seed: int) -> None:
     stopped = 0
     for prompt, output in zip(batch, ours):
         reference = model.generate(
-            input_ids=torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+            input_ids=torch.tensor([prompt]),
+            attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
             do_sample=False, num_beams=3, length_penalty=0.0, max_new_tokens=24,
             eos_token_id=list(STOP), pad_token_id=0,
         )[0, len(prompt) :].tolist()

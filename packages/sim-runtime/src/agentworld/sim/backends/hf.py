@@ -148,7 +148,8 @@ class HFWorldModel:
             generator seeded ``seed + k``; static engine: one generator for all.
             ``None``: torch's global RNG.
         engine: ``"paged"`` (default), ``"static"``, ``"beam"``, or a :class:`TokenEngine` to
-            use. ``num_beams > 1`` selects ``"beam"`` (:class:`~agentworld.sim.beam.BeamSearchEngine`).
+            use. ``num_beams > 1`` selects ``"beam"``
+            (:class:`~agentworld.sim.beam.BeamSearchEngine`).
         num_beams: Beams of the ``"beam"`` engine: each prediction is the likeliest of
             ``num_beams`` beams (total log-probability) instead of the greedy one. Needs
             ``temperature == 0``.
@@ -284,8 +285,8 @@ class HFWorldModel:
         """Load ``path`` (a checkpoint directory, or a hub id the user passed).
 
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
-        ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``num_beams``, ``rewards``,
-        ``history_window``, ``domain``, ``reasoning``, ``prompt_format``); ``rewards``,
+        ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``num_beams``,
+        ``rewards``, ``history_window``, ``domain``, ``reasoning``, ``prompt_format``); ``rewards``,
         ``history_window``, ``domain`` and ``reasoning`` default to the checkpoint's
         world-model card (``agentworld.json``, :mod:`agentworld.core.card`). ``gguf_file``
         names a GGUF file inside ``path`` to dequantise.
@@ -458,7 +459,7 @@ class HFBackend:
     def load(self, path: str, **options: Any) -> HFWorldModel:
         """Load a checkpoint; ``options`` as in :meth:`HFWorldModel.from_pretrained`
         (``device``, ``dtype``, ``gguf_file``, ``batch_size``, ``max_new_tokens``,
-        ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``)."""
+        ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``num_beams``)."""
         return HFWorldModel.from_pretrained(path, **options)
 
     def make_env(
