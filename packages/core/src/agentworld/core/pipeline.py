@@ -150,8 +150,8 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
         task = bar.add_task("eval predictions", total=len(items) * len(models))
         result = evaluate(models, items, rewards, domain=domain, batch_size=cfg.batch_size,
                           progress=lambda done, total: bar.update(task, completed=done, total=total))
-    state.facts["eval"] = {"model": model_path, "transitions": len(items),
-                           "decoding": f"beam search, {cfg.num_beams} beams" if cfg.num_beams > 1 else "greedy"}
+    decoding = f"beam search, {cfg.num_beams} beams" if cfg.num_beams > 1 else "greedy"
+    state.facts["eval"] = {"model": model_path, "transitions": len(items), "decoding": decoding}
     state.eval_result = result
     paths = write_report(result, state.dir, extra=state.report_facts())
     _print_overall(result, console)

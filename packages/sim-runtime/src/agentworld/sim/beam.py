@@ -6,15 +6,16 @@ estimates it best is the one that finds the most probable continuation. Greedy d
 likeliest *token* at each step and loses whenever the right observation starts with a token the
 model ranks second (two files whose contents open alike, a count the model is unsure of). Beam
 search keeps the ``num_beams`` likeliest prefixes at every step (Graves 2012, "Sequence
-Transduction with Recurrent Neural Networks", arXiv 1211.3711, section 2.5; here transformers'
-``generate(num_beams=...)`` implements the same search; its outputs agree with ours, and ours
-prefills each prompt once instead of once per beam, which on a CPU makes it about 3x faster).
+Transduction with Recurrent Neural Networks", arXiv 1211.3711, section 2.5). transformers'
+``generate(num_beams=...)`` runs the same search and gives the same outputs
+(``tests/sim/test_beam.py``); this engine prefills each prompt once instead of once per beam,
+which made it about twice as fast on 2 CPU cores.
 
 ``length_penalty=0`` ranks finished beams by their total log-probability (the maximum a
 posteriori continuation); transformers' default, ``1``, divides it by the length and so favours
-longer answers. On the quickstart's held-out transitions, 4 beams raised exact match from 0.642
-to 0.670 on the same checkpoint, at about 3x the decode time (bench/README.md, "Quickstart
-fidelity, session 13").
+longer answers. On the quickstart's held-out transitions, 3 beams raised exact match from
+0.635-0.642 to 0.662-0.670 on three checkpoints, at about 4x greedy decoding's time
+(bench/README.md, "Quickstart fidelity, session 13").
 
 Sampling has no beams: use the static or paged engine for ``temperature > 0``.
 """
@@ -34,13 +35,14 @@ class BeamSearchEngine:
     """Batched beam search with a Hugging Face causal LM (a :class:`TokenEngine`).
 
     Args:
-        model: A causal LM with ``generate`` (already on its device, in eval mode).
+        model: A causal LM taking ``input_ids, attention_mask, position_ids, cache`` (already on
+            its device, in eval mode).
         pad_token_id: Id used for left padding (masked out).
         stop_token_ids: Ids that end a beam (kept as the output's last token).
         num_beams: Beams kept per prompt (``1`` is greedy decoding).
-        length_penalty: Exponent of the length that divides a finished beam's log-probability
-            (``0``: total log-probability).
-        batch_size: Most prompts per ``generate`` call (each runs ``num_beams`` rows).
+        length_penalty: Exponent of the length (generated tokens) that divides a finished
+            beam's log-probability (``0``: total log-probability).
+        batch_size: Most prompts per micro-batch (each runs ``num_beams`` rows).
         max_positions: Context length of the model (tokens): a micro-batch generates at most
             ``max_positions - longest prompt`` tokens. ``None``: no limit.
         stop_strings: Texts that end a beam once its decoded output contains one.
