@@ -40,6 +40,7 @@ max_seq_len = 1024
 max_transitions = 12
 batch_size = 8
 max_new_tokens = 24
+num_beams = 2
 
 [simulate]
 episodes = 1
@@ -85,6 +86,7 @@ def test_pipeline_collect_to_simulate(tmp_path):
     run = json.loads((run_dir / "run.json").read_text())
     assert run["stages"] == ["collect", "cpt", "sft", "eval", "simulate"]
     assert run["facts"]["collect"]["episodes"] == 12
+    assert run["facts"]["eval"]["decoding"] == "beam search, 2 beams"
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(run_dir / "checkpoints/sft")
@@ -103,9 +105,11 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
     out = tmp_path / "eval"
     done = subprocess.run([*cmd, "eval", "--data", str(run_dir / "episodes/heldout.jsonl"),
                            "--model", str(run_dir / "checkpoints/sft"), "--out", str(out),
-                           "--max-transitions", "5", "--max-new-tokens", "16"], capture_output=True, text=True, timeout=300)
+                           "--max-transitions", "5", "--max-new-tokens", "16", "--num-beams", "2"],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads((out / "metrics.json").read_text())["num_transitions"] == 5
+    assert "decoding beam search, 2 beams" in (out / "report.md").read_text()
     # interactive simulation: actions on stdin, simulated observations on stdout
     done = subprocess.run([*cmd, "simulate", "--model", str(run_dir / "checkpoints/sft"),
                            "--max-new-tokens", "16"], input="ls\npwd\n", capture_output=True,
