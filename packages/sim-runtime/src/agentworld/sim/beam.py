@@ -41,7 +41,9 @@ class BeamSearchEngine:
         stop_token_ids: Ids that end a beam (kept as the output's last token).
         num_beams: Beams kept per prompt (``1`` is greedy decoding).
         length_penalty: Exponent of the length (generated tokens) that divides a finished
-            beam's log-probability (``0``: total log-probability).
+            beam's log-probability (``0``: total log-probability). A prompt's search ends once
+            its ``num_beams`` finished beams all score at least its best running beam at the
+            current length: exact for ``0``, transformers' default heuristic otherwise.
         batch_size: Most prompts per micro-batch (each runs ``num_beams`` rows).
         max_positions: Context length of the model (tokens): a micro-batch generates at most
             ``max_positions - longest prompt`` tokens. ``None``: no limit.
