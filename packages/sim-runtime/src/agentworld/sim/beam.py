@@ -9,7 +9,7 @@ search keeps the ``num_beams`` likeliest prefixes at every step (Graves 2012, "S
 Transduction with Recurrent Neural Networks", arXiv 1211.3711, section 2.5). transformers'
 ``generate(num_beams=...)`` runs the same search and gives the same outputs
 (``tests/sim/test_beam.py``); this engine prefills each prompt once instead of once per beam,
-which made it about twice as fast on 2 CPU cores.
+which made it 1.97x as fast on 2 CPU cores (``bench/beam_search.py --transformers``).
 
 ``length_penalty=0`` ranks finished beams by their total log-probability (the maximum a
 posteriori continuation); transformers' default, ``1``, divides it by the length and so favours
@@ -26,7 +26,14 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
-from agentworld.sim.generation import FinishReason, GenerationOutput, prefill, stop_string_hit
+from agentworld.sim.generation import (
+    FinishReason,
+    GenerationOutput,
+    by_length,
+    decode_step,
+    prefill,
+    stop_string_hit,
+)
 from agentworld.sim.sampling import SamplingParams
 from transformers import PreTrainedModel
 
@@ -92,8 +99,6 @@ class BeamSearchEngine:
             ValueError: A prompt is empty, ``params`` samples (``temperature > 0``), or has stop
                 strings and the engine no ``decode``.
         """
-        if any(len(p) == 0 for p in prompts):
-            raise ValueError("prompts must not be empty")
         if not params.greedy:
             raise ValueError(
                 f"beam search does not sample; got temperature {params.temperature} "
@@ -102,14 +107,9 @@ class BeamSearchEngine:
         if params.stop and self.decode is None:
             raise ValueError("stop strings need a decode function")
         strings = (*self.stop_strings, *params.stop)
-        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-        results: list[GenerationOutput | None] = [None] * len(prompts)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            outputs = self._generate_batch([prompts[i] for i in chunk], params, strings)
-            for i, output in zip(chunk, outputs):
-                results[i] = output
-        return results  # type: ignore[return-value]
+        return by_length(
+            prompts, self.batch_size, lambda chunk: self._generate_batch(chunk, params, strings)
+        )
 
     @torch.inference_mode()
     def _generate_batch(
@@ -174,15 +174,11 @@ class BeamSearchEngine:
                 mask, next_pos = mask[index], next_pos[index]
             mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
             live, scores = kept, torch.tensor(new_scores, device=device)
-            out = self.model(
-                input_ids=torch.tensor(tokens, device=device)[:, None],
-                attention_mask=mask,
-                position_ids=next_pos[:, None],
-                cache=cache,
-                use_cache=True,
+            logits = decode_step(
+                self.model, torch.tensor(tokens, device=device), mask, next_pos, cache
             )
             next_pos = next_pos + 1
-            logprobs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
         results = []
         for hypotheses in finished:
             _, best, stopped = max(hypotheses, key=lambda h: h[0])

@@ -89,6 +89,46 @@ def prefill(
     return out.logits[:, -1, :], cache, mask, positions[:, -1] + 1
 
 
+def decode_step(
+    model: PreTrainedModel,
+    tokens: torch.Tensor,
+    mask: torch.Tensor,
+    positions: torch.Tensor,
+    cache: DynamicCache,
+) -> torch.Tensor:
+    """One decode step: next-token logits ``[batch, vocab]`` after ``tokens`` ``[batch]`` at
+    ``positions`` ``[batch]``; ``mask`` ``[batch, width]`` covers the cache and the new tokens."""
+    return model(
+        input_ids=tokens[:, None],
+        attention_mask=mask,
+        position_ids=positions[:, None],
+        cache=cache,
+        use_cache=True,
+    ).logits[:, -1, :]
+
+
+def by_length(
+    prompts: Sequence[Sequence[int]],
+    batch_size: int,
+    run: Callable[[list[Sequence[int]]], list[GenerationOutput]],
+) -> list[GenerationOutput]:
+    """``run`` over micro-batches of at most ``batch_size`` prompts sorted by length (less
+    padding); the outputs in the prompts' order.
+
+    Raises:
+        ValueError: A prompt is empty.
+    """
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError("prompts must not be empty")
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    results: list[GenerationOutput | None] = [None] * len(prompts)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        for i, output in zip(chunk, run([prompts[i] for i in chunk])):
+            results[i] = output
+    return results  # type: ignore[return-value]
+
+
 class TokenEngine(Protocol):
     """Generates continuations of ``[batch]`` prompts given as token id lists."""
 
@@ -152,17 +192,11 @@ class StaticBatchEngine:
         Raises:
             ValueError: A prompt is empty, or ``params.stop`` is set without a ``decode``.
         """
-        if any(len(p) == 0 for p in prompts):
-            raise ValueError("prompts must not be empty")
         if getattr(params, "stop", ()) and self.decode is None:
             raise ValueError("stop strings need a decode function")
-        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-        results: list[GenerationOutput | None] = [None] * len(prompts)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            for i, output in zip(chunk, self._generate_batch([prompts[i] for i in chunk], params)):
-                results[i] = output
-        return results  # type: ignore[return-value]
+        return by_length(
+            prompts, self.batch_size, lambda chunk: self._generate_batch(chunk, params)
+        )
 
     def _stopped(self, ids: list[int], params: SamplingParams) -> bool:
         if ids[-1] in self.stop_token_ids:
@@ -202,12 +236,6 @@ class StaticBatchEngine:
                 tokens, mask, next_pos = tokens[index], mask[index], next_pos[index]
                 rows = [rows[j] for j in keep]
             mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
-            logits = self.model(
-                input_ids=tokens[:, None],
-                attention_mask=mask,
-                position_ids=next_pos[:, None],
-                cache=cache,
-                use_cache=True,
-            ).logits[:, -1, :]
+            logits = decode_step(self.model, tokens, mask, next_pos, cache)
             next_pos = next_pos + 1
         return [GenerationOutput(ids, reason) for ids, reason in zip(outputs, finish)]
