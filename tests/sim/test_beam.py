@@ -85,6 +85,28 @@ def test_beam_search_agrees_with_transformers_generate(seed: int) -> None:
     assert stopped >= len(batch) // 2  # most prompts end on a stop token, not the limit
 
 
+@pytest.mark.parametrize("go_on", [5, None])
+def test_beam_search_when_stops_take_every_top_candidate(go_on: int | None) -> None:
+    """Every token but ``go_on`` (or every token) ends a hypothesis, so stops fill the first 2k
+    candidates: the search looks further down for beams to go on with, or ends the prompt. Either
+    way it returns the likeliest of all finished sequences, ``[go_on] * j + [stop]``."""
+    model = tiny_model(4)
+    stops = [t for t in range(VOCAB) if t != go_on]
+    engine = BeamSearchEngine(model, pad_token_id=0, stop_token_ids=stops, num_beams=3)
+    batch, limit = prompts(4, n=4), 4
+    for prompt, output in zip(batch, engine.generate(batch, SamplingParams(max_new_tokens=limit))):
+        runs = range(limit) if go_on is not None else range(1)
+        scored = {
+            (*[go_on] * j, stop): sequence_logprob(model, prompt, [*[go_on] * j, stop])
+            for j in runs
+            for stop in stops
+        }
+        if go_on is not None:
+            scored[(go_on,) * limit] = sequence_logprob(model, prompt, [go_on] * limit)
+        assert tuple(output.token_ids) == max(scored, key=scored.get)
+        assert output.finish_reason == ("stop" if output.token_ids[-1] in stops else "length")
+
+
 def test_one_beam_is_greedy_decoding() -> None:
     model = tiny_model(3)
     batch = prompts(3)

@@ -23,7 +23,7 @@ Sampling has no beams: use the static or paged engine for ``temperature > 0``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import torch
 from agentworld.sim.generation import (
@@ -140,7 +140,8 @@ class BeamSearchEngine:
             rows, tokens, kept, new_scores = [], [], [], []
             for g, p in enumerate(live):
                 chosen: list[tuple[float, int, int]] = []
-                for rank, (score, index) in enumerate(zip(top_scores[g], top_index[g])):
+                ranked = _ranked(total[g], top_scores[g], top_index[g])
+                for rank, (score, index) in enumerate(ranked):
                     beam, token = divmod(index, vocab)
                     tokens_so_far = beams[p][beam] + [token]
                     if token in self.stop_token_ids or stop_string_hit(
@@ -153,6 +154,11 @@ class BeamSearchEngine:
                     if len(chosen) == k:
                         break
                 finished[p] = sorted(finished[p], key=lambda h: h[0], reverse=True)[:k]
+                if not chosen:  # every candidate ends: the k best of them beat any continuation
+                    continue
+                # Fewer than k candidates go on only when stop strings end nearly all of them:
+                # unreachable beams (-inf) keep the k rows of a prompt.
+                chosen += [(-math.inf, *chosen[0][1:])] * (k - len(chosen))
                 best_running = self._rank(chosen[0][0], length)
                 if len(finished[p]) == k and finished[p][-1][0] >= best_running:
                     continue  # no running beam can still beat the k finished ones
@@ -189,3 +195,17 @@ class BeamSearchEngine:
     def _rank(self, logprob: float, length: int) -> float:
         """Score of a beam: its total log-probability over ``length ** length_penalty``."""
         return logprob / length**self.length_penalty if self.length_penalty else logprob
+
+
+def _ranked(
+    total: torch.Tensor, top_scores: list[float], top_index: list[int]
+) -> Iterator[tuple[float, int]]:
+    """``(score, index)`` of a prompt's candidates ``total`` ``[num_beams * vocab]``, best first:
+    the precomputed top ones, then, only if the search asks for more (stop tokens and strings
+    took more than ``num_beams`` of them), the next ones from ever wider top-k's."""
+    yield from zip(top_scores, top_index)
+    width = len(top_index)
+    while width < total.numel():
+        seen, width = width, min(4 * width, total.numel())
+        scores, index = total.topk(width)
+        yield from zip(scores[seen:].tolist(), index[seen:].tolist())
