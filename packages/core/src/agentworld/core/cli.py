@@ -12,7 +12,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from agentworld.core import plugins
 
@@ -73,8 +75,31 @@ def domains_cmd() -> None:
             facts = "; ".join(f"{k}: {v}" for k, v in domain.describe().items())
         except Exception as e:  # a domain that cannot run here still lists
             facts = f"unavailable: {e}"
-        table.add_row(name, domain.version, plugins.owner("domain", name), facts)
+        table.add_row(name, domain.version, plugins.owner("domain", name), Text(facts))
     console.print(table)
+
+
+def _policy_mix(values: list[str] | None, domain: str) -> dict[str, float]:
+    """``--policy`` values as ``{name: weight}``; without any, weight 1 for each policy of ``domain``.
+
+    Raises:
+        typer.BadParameter: a value is not ``NAME=WEIGHT`` with a number ``WEIGHT >= 0``.
+        UnknownPluginError: no values and ``domain`` is not installed.
+    """
+    if not values:
+        return dict.fromkeys(plugins.get_domain(domain).policies(), 1.0)
+    mix: dict[str, float] = {}
+    for item in values:
+        name, sep, raw = item.partition("=")
+        try:
+            weight = float(raw)
+        except ValueError:
+            weight = -1.0
+        if not (name and sep) or not weight >= 0:
+            raise typer.BadParameter(f"expected NAME=WEIGHT with a number WEIGHT >= 0, got {item!r}",
+                                     param_hint="--policy")
+        mix[name] = weight
+    return mix
 
 
 @app.command("collect")
@@ -83,7 +108,7 @@ def collect_cmd(
     domain: Annotated[str, typer.Option(help="Domain plugin name.")] = "terminal",
     episodes: Annotated[int, typer.Option(min=1, help="Number of episodes.")] = 100,
     policy: Annotated[list[str] | None, typer.Option(
-        help="Policy weight as NAME=WEIGHT; repeatable. Default scripted=1 random=1.")] = None,
+        help="Policy weight as NAME=WEIGHT; repeatable. Default: each of the domain's policies, weight 1.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Steps per episode at most.")] = 12,
     workers: Annotated[int, typer.Option(min=1, help="Environments run in parallel.")] = 2,
     seed: Seed = 0,
@@ -92,7 +117,7 @@ def collect_cmd(
     from agentworld.core.io import write_episodes
     from agentworld.core.pipeline import collect_with_progress
 
-    mix = {k: float(v) for k, v in _parse_sets(policy).items()} if policy else {"scripted": 1.0, "random": 1.0}
+    mix = _policy_mix(policy, domain)
     result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
                                    max_steps=max_steps, workers=workers)
     write_episodes(out, result)
@@ -142,12 +167,28 @@ def train_cmd(
     console.print(f"{stage} output -> {path}")
 
 
+def _domain_for(model: str, explicit: str | None) -> str:
+    """The domain ``eval``/``simulate`` use: ``--domain`` when given, else the one the checkpoint's
+    card records (``agentworld.json``), else ``terminal``.
+
+    Raises:
+        UnknownPluginError: ``explicit`` is not an installed domain (the message lists them).
+    """
+    if explicit is not None:
+        plugins.get_domain(explicit)
+        return explicit
+    from agentworld.core.card import read_card
+
+    return read_card(model).get("domain") or "terminal"
+
+
 @app.command("eval")
 def eval_cmd(
     data: Annotated[str, typer.Option(help="Held-out episodes (JSONL URL).")],
     model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
     out: Annotated[str, typer.Option(help="Directory for metrics.json, report.md, fidelity.png.")],
-    domain: Annotated[str, typer.Option(help="Domain plugin name (its scorer and action types).")] = "terminal",
+    domain: Annotated[str | None, typer.Option(
+        help="Domain plugin name (its scorer and action types); default: the checkpoint's, else terminal.")] = None,
     backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
     max_transitions: Annotated[int, typer.Option(min=1, help="Transitions evaluated at most.")] = 400,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per prediction at most.")] = 256,
@@ -157,7 +198,8 @@ def eval_cmd(
     from agentworld.core.config import EvalConfig
     from agentworld.core.pipeline import RunState, run_eval
 
-    state = RunState(dir=out.rstrip("/"), seed=0, domain=domain, checkpoint=model, heldout_url=data)
+    state = RunState(dir=out.rstrip("/"), seed=0, domain=_domain_for(model, domain), checkpoint=model,
+                     heldout_url=data)
     cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions,
                      max_new_tokens=max_new_tokens, num_beams=num_beams)
     paths = run_eval(cfg, state, console)
@@ -167,14 +209,15 @@ def eval_cmd(
 @app.command("simulate")
 def simulate_cmd(
     model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
-    domain: Annotated[str, typer.Option(help="Domain plugin name (system prompt, tasks).")] = "terminal",
+    domain: Annotated[str | None, typer.Option(
+        help="Domain plugin name (system prompt, tasks); default: the checkpoint's, else terminal.")] = None,
     backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
     task_seed: Annotated[int, typer.Option(help="Seed of the domain task to simulate.")] = 0,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per step at most.")] = 256,
     num_beams: Annotated[int, typer.Option(min=1, help="Beam search with this many beams (hf backend); 1: greedy.")] = 1,
 ) -> None:
     """Interactive simulated environment: type an action, see the predicted observation (Ctrl-D quits)."""
-    env_domain = plugins.get_domain(domain)
+    env_domain = plugins.get_domain(_domain_for(model, domain))
     task = env_domain.tasks().sample(1, seed=task_seed)[0]
     sim = plugins.get_sim_backend(backend)
     from agentworld.core.pipeline import decoding_options
@@ -188,7 +231,7 @@ def simulate_cmd(
         real.close()
     obs, _ = env.reset(options={"task": task, "system_prompt": env_domain.system_prompt(task),
                                 "initial_observation": initial.text})
-    console.print(f"[bold]task:[/bold] {task.instruction}\n(simulated; Ctrl-D to quit)")
+    console.print(f"[bold]task:[/bold] {escape(task.instruction)}\n(simulated; Ctrl-D to quit)")
     sys.stdout.write(obs)
     sys.stdout.flush()
     for line in sys.stdin:
@@ -196,7 +239,7 @@ def simulate_cmd(
         sys.stdout.write(obs if info.get("parsed", True) else f"[unparsed answer] {info.get('raw', '')}\n")
         sys.stdout.flush()
         if terminated or truncated:
-            console.print("\n[episode ended]")
+            console.print("\n[episode ended]", markup=False)
             break
 
 
@@ -222,7 +265,7 @@ def convert_cmd(
 @app.command("run")
 def run_cmd(
     pipeline: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Pipeline TOML file.")],
-    run_dir: Annotated[str | None, typer.Option("--run-dir", help="Override [run].dir.")] = None,
+    run_dir: Annotated[str | None, typer.Option("--run-dir", help="Override \\[run].dir.")] = None,
 ) -> None:
     """Run the stages composed in a pipeline file (collect, cpt, sft, rl, eval, simulate)."""
     from agentworld.core.config import load_config
@@ -274,5 +317,5 @@ def main() -> None:
     try:
         app()
     except (plugins.UnknownPluginError, ValueError, FileNotFoundError) as e:
-        console.print(f"[red]error:[/red] {e}")
+        console.print(f"[red]error:[/red] {escape(str(e))}")
         sys.exit(2)

@@ -21,6 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from agentworld.core import plugins
 from agentworld.core.collect import collect, split
@@ -151,7 +152,9 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
         result = evaluate(models, items, rewards, domain=domain, batch_size=cfg.batch_size,
                           progress=lambda done, total: bar.update(task, completed=done, total=total))
     decoding = f"beam search, {cfg.num_beams} beams" if cfg.num_beams > 1 else "greedy"
-    state.facts["eval"] = {"model": model_path, "transitions": len(items), "decoding": decoding}
+    scored_as = state.domain if domain is not None else f"{state.domain} (not installed: no domain scorer)"
+    state.facts["eval"] = {"model": model_path, "domain": scored_as, "transitions": len(items),
+                           "decoding": decoding}
     state.eval_result = result
     paths = write_report(result, state.dir, extra=state.report_facts())
     _print_overall(result, console)
@@ -199,7 +202,7 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
         obs, _ = env.reset(seed=state.seed, options={
             "task": episode.task, "system_prompt": episode.system_prompt,
             "initial_observation": episode.initial_observation.text})
-        table = Table(title=f"episode {episode.id[:8]}: {episode.task.instruction if episode.task else ''}",
+        table = Table(title=Text(f"episode {episode.id[:8]}: {episode.task.instruction if episode.task else ''}"),
                       show_lines=True)
         for column in ("action", "real observation", "simulated observation"):
             table.add_column(column, overflow="fold")
@@ -208,7 +211,7 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
             sim_obs, _, terminated, truncated, info = env.step(step.action.text)
             if not info.get("parsed", True):
                 sim_obs = f"[unparsed answer, episode truncated] {info.get('raw', '')}"
-            table.add_row(step.action.text, step.observation.text, sim_obs)
+            table.add_row(*map(Text, (step.action.text, step.observation.text, sim_obs)))
             mark = "same" if sim_obs == step.observation.text else "differs"
             lines += [f"### `{step.action.text}` ({mark})", "", "Real:", "```", step.observation.text, "```",
                       "Simulated:", "```", sim_obs, "```", ""]
@@ -221,6 +224,40 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
     return path
 
 
+def check_stages(config: PipelineConfig, state: RunState) -> None:
+    """Resolve every plugin the stages name and validate every training stage's options, so a
+    typo fails before the first stage instead of after minutes of collection and training.
+
+    Raises:
+        UnknownPluginError: a domain (collect), trainer, sim backend, baseline or reward that is
+            not installed.
+        ValueError: options a trainer would refuse (unknown keys included), prefixed by the
+            stage's table, e.g. ``[sft] invalid SftConfig: unknown option 'lrr'``.
+    """
+    stages = config.stages()
+    if "collect" in stages:
+        plugins.get_domain(config.run.domain)
+    for stage in stages:
+        cfg = getattr(config, stage)
+        if stage in ("cpt", "sft", "rl"):
+            trainer = plugins.get_trainer(cfg.trainer or stage)
+            check = getattr(trainer, "check_options", None)
+            if check is not None:
+                options = {"output_dir": f"{state.dir}/checkpoints/{stage}", "seed": state.seed,
+                           "model": "the previous stage's checkpoint", **cfg.options()}
+                try:
+                    check(options)
+                except ValueError as e:
+                    raise ValueError(f"[{stage}] {e}") from None
+        elif stage in ("eval", "simulate"):
+            plugins.get_sim_backend(cfg.backend)
+        if stage == "eval":
+            for name in cfg.baselines:
+                plugins.get_sim_backend(name)
+            for name in cfg.rewards:
+                plugins.get_reward(name)
+
+
 def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunState:
     """Run every stage present in ``config`` in order and return the final state.
 
@@ -229,6 +266,7 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
     console = console or Console()
     state = RunState(dir=config.run.dir.rstrip("/"), seed=config.run.seed, domain=config.run.domain,
                      train_url=config.run.train_data or "", heldout_url=config.run.heldout_data or "")
+    check_stages(config, state)
     start = time.perf_counter()
     for stage in config.stages():
         t0 = time.perf_counter()

@@ -143,6 +143,9 @@ class Trainer(Protocol):
 
     ``train(train_episodes, config) -> output_dir`` where ``config`` is the
     stage's dict of options (model path or preset, output dir, steps, ...).
+
+    A trainer may also have ``check_options(config) -> None``, raising ``ValueError`` for options
+    ``train`` would refuse: a pipeline calls it for every stage before the first one runs.
     """
 
     name: str

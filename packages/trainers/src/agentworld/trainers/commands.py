@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 console = Console()
 
@@ -51,7 +52,7 @@ def prepare_cmd(
             log=console.print,
         )
     except (KeyError, OSError, ValueError, RuntimeError) as e:
-        console.print(f"[red]error:[/red] {e.args[0] if isinstance(e, KeyError) else e}")
+        console.print(f"[red]error:[/red] {escape(str(e.args[0] if isinstance(e, KeyError) else e))}")
         raise typer.Exit(2) from None
     console.print(
         f"{name}: {done.parameters:,} parameters, {done.bytes / 2**20:.0f} MiB of float32 weights, "

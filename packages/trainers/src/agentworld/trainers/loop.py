@@ -107,6 +107,14 @@ class BaseTrainer:
         stages extend it."""
         return card_from_episodes(episodes)
 
+    def check_options(self, config: dict[str, Any]) -> None:
+        """Validate stage options without training (a pipeline's check before its first stage).
+
+        Raises:
+            agentworld.trainers.config.ConfigError: what :meth:`train` would raise for them.
+        """
+        validate_config(self.config_cls, config)
+
     def check(self, episodes: Sequence[Episode], cfg: TrainConfig) -> None:
         """Cheap input checks run before any model is loaded; stages extend it.
 

@@ -54,7 +54,7 @@ class Reporter:
     def info(self, text: str) -> None:
         """A one-off message (printed above the bar when one is shown)."""
         if self.bar is not None:
-            self.bar.console.print(text)
+            self.bar.console.print(text, markup=False)
 
     def log(self, record: dict[str, Any]) -> None:
         """A ``train_log.jsonl`` record (``step``, ``loss``, ``lr``, ``tokens``, ``tokens_per_s``, ``elapsed_s``)."""
