@@ -236,7 +236,9 @@ def simulate_cmd(
     sys.stdout.flush()
     for line in sys.stdin:
         obs, _, terminated, truncated, info = env.step(line.rstrip("\n"))
-        sys.stdout.write(obs if info.get("parsed", True) else f"[unparsed answer] {info.get('raw', '')}\n")
+        shown = obs if info.get("parsed", True) else f"[unparsed answer] {info.get('raw', '')}\n"
+        # A terminal observation ends in its prompt; any other ends its line here.
+        sys.stdout.write(shown if shown.endswith((" ", "\n")) else shown + "\n")
         sys.stdout.flush()
         if terminated or truncated:
             console.print("\n[episode ended]", markup=False)

@@ -32,6 +32,7 @@ from agentworld.core.types import Task
 from agentworld.trainers import checkpoint as ckpt
 from agentworld.trainers import grpo
 from agentworld.trainers.agent_lm_config import LmAgentConfig
+from agentworld.trainers.config import validate_config
 from agentworld.trainers.agent_lm_data import (
     EpisodeStatus,
     Trajectory,
@@ -83,14 +84,14 @@ def train_lm_agent(
         progress: Called with every metrics record (a dict), after ``config.callback``.
 
     Raises:
-        pydantic.ValidationError: invalid ``config``.
+        agentworld.trainers.config.ConfigError: invalid ``config`` (unknown keys named, valid ones listed).
         ValueError: no task; a tokenizer without a chat template; a first prompt that
             leaves no room for an action; more than one accelerate process.
         agentworld.trainers.models.ModelSpecError: unknown preset, missing model path, or
             a checkpoint directory without a tokenizer and no ``tokenizer`` given.
         RuntimeError: the engine failed a policy request (e.g. ``engine_options`` too small).
     """
-    cfg = config if isinstance(config, LmAgentConfig) else LmAgentConfig.model_validate(config)
+    cfg = config if isinstance(config, LmAgentConfig) else validate_config(LmAgentConfig, config)
     tasks = list(tasks)
     if not tasks:
         raise ValueError("train_lm_agent needs at least one task, got none")

@@ -38,6 +38,7 @@ from agentworld.trainers.agents.envs import (
 )
 from agentworld.trainers.agents.evaluate import evaluate_agent, evaluate_random
 from agentworld.trainers.agents.qlearning import EpsilonSchedule, QLearningAgent, write_text_atomic
+from agentworld.trainers.config import validate_config
 
 AGENT_FILE = "agent.json"
 METRICS_FILE = "metrics.json"
@@ -156,7 +157,7 @@ class AgentTrainer:
         """
         if config.get("policy") == "lm":
             return _train_lm(config)
-        return train_q_learning(AgentConfig(**config))
+        return train_q_learning(validate_config(AgentConfig, config))
 
 
 def resolve(cfg: AgentConfig) -> tuple[EnvSpec, Any, Path | None, float]:
