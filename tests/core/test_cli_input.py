@@ -51,7 +51,7 @@ def test_eval_and_simulate_take_the_checkpoints_domain(tmp_path):
         _domain_for(str(tmp_path), "nope")
 
 
-def test_a_pipeline_checks_every_stage_before_the_first_runs(tmp_path):
+def test_a_pipeline_checks_every_stage_before_training(tmp_path):
     from agentworld.core.config import load_config
     from agentworld.core.pipeline import run_pipeline
 
@@ -60,7 +60,7 @@ def test_a_pipeline_checks_every_stage_before_the_first_runs(tmp_path):
                     "[cpt]\nmodel = 'tiny-test'\ntokenizer = 'train'\n[sft]\ntime_budgett_s = 5\n")
     with pytest.raises(ValueError, match=r"\[sft\] invalid SftConfig: unknown option 'time_budgett_s'"):
         run_pipeline(load_config(str(path)))
-    assert not (tmp_path / "run").exists()  # nothing collected
+    assert not (tmp_path / "run" / "checkpoints").exists()  # collected, nothing trained
     path.write_text(f"[run]\ndir = '{tmp_path / 'run'}'\ndomain = 'nope'\n[collect]\nepisodes = 20\n")
     with pytest.raises(plugins.UnknownPluginError, match="unknown domain 'nope'"):
         run_pipeline(load_config(str(path)))

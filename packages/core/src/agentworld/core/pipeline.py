@@ -226,7 +226,9 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
 
 def check_stages(config: PipelineConfig, state: RunState) -> None:
     """Resolve every plugin the stages name and validate every training stage's options, so a
-    typo fails before the first stage instead of after minutes of collection and training.
+    typo fails before training instead of after minutes of it. :func:`run_pipeline` calls it
+    after collection: it imports the trainers (torch), and forking sandboxes from a process that
+    holds torch made collection 1.35x slower (300 terminal episodes: 8.9 s against 11.8-12.2 s).
 
     Raises:
         UnknownPluginError: a domain (collect), trainer, sim backend, baseline or reward that is
@@ -266,9 +268,11 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
     console = console or Console()
     state = RunState(dir=config.run.dir.rstrip("/"), seed=config.run.seed, domain=config.run.domain,
                      train_url=config.run.train_data or "", heldout_url=config.run.heldout_data or "")
-    check_stages(config, state)
-    start = time.perf_counter()
+    start, checked = time.perf_counter(), False
     for stage in config.stages():
+        if stage != "collect" and not checked:  # after collection (see check_stages)
+            check_stages(config, state)
+            checked = True
         t0 = time.perf_counter()
         cfg = getattr(config, stage)
         console.rule(f"stage: {stage}")
