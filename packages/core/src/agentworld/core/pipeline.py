@@ -227,8 +227,8 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
 def check_stages(config: PipelineConfig, state: RunState) -> None:
     """Resolve every plugin the stages name and validate every training stage's options, so a
     typo fails before training instead of after minutes of it. :func:`run_pipeline` calls it
-    after collection: it imports the trainers (torch), and forking sandboxes from a process that
-    holds torch made collection 1.35x slower (300 terminal episodes: 8.9 s against 11.8-12.2 s).
+    after collection: it loads the trainers (torch, transformers, accelerate), and forking sandboxes
+    from a process that holds them made collection 1.55x slower (``bench/collect_torch.py``).
 
     Raises:
         UnknownPluginError: a domain (collect), trainer, sim backend, baseline or reward that is

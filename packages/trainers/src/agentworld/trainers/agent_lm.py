@@ -32,7 +32,6 @@ from agentworld.core.types import Task
 from agentworld.trainers import checkpoint as ckpt
 from agentworld.trainers import grpo
 from agentworld.trainers.agent_lm_config import LmAgentConfig
-from agentworld.trainers.config import validate_config
 from agentworld.trainers.agent_lm_data import (
     EpisodeStatus,
     Trajectory,
@@ -41,6 +40,7 @@ from agentworld.trainers.agent_lm_data import (
     pick_tasks,
 )
 from agentworld.trainers.agent_lm_rollout import AgentRollouts
+from agentworld.trainers.config import validate_config
 from agentworld.trainers.loop import lr_factor
 from agentworld.trainers.models import (
     TOKENIZER_FILES,
