@@ -5,17 +5,23 @@ import json
 
 import pytest
 from agentworld.core import plugins
-from agentworld.core.cli import _domain_for
-from agentworld.core.io import read_episodes
+from agentworld.core.cli import _domain_for, app
+from agentworld.core.io import read_episodes, write_episodes
+from agentworld.core.types import Action, Episode, Observation, Step
 from test_plugins import cli, install_as_entry_point
+from typer.testing import CliRunner
 
 
 def test_collect_defaults_to_the_domains_own_policies(tmp_path):
     env = install_as_entry_point(tmp_path / "site")
     out = tmp_path / "echo.jsonl"
-    run = cli("collect", "--domain", "echo", "--episodes", "3", "--out", str(out), env=env, cwd=tmp_path)
+    run = cli("collect", "--domain", "echo", "--episodes", "6", "--out", str(out), env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert [e.metadata["policy"] for e in read_episodes(str(out))] == ["random"] * 3
+    episodes = read_episodes(str(out))
+    assert [e.metadata["policy"] for e in episodes] == ["random"] * 6
+    assert all(e.steps[-1].action.text == "bye" and e.steps[-1].observation.text == "BYE"
+               for e in episodes)
+    assert len({len(e.steps) for e in episodes}) > 1  # the example's episodes vary in length
 
 
 @pytest.mark.parametrize("value", ["scripted", "scripted=abc", "=1", "random=-1"])
@@ -64,3 +70,23 @@ def test_a_pipeline_checks_every_stage_before_training(tmp_path):
     path.write_text(f"[run]\ndir = '{tmp_path / 'run'}'\ndomain = 'nope'\n[collect]\nepisodes = 20\n")
     with pytest.raises(plugins.UnknownPluginError, match="unknown domain 'nope'"):
         run_pipeline(load_config(str(path)))
+
+
+def test_convert_in_the_wrong_direction_says_which_way_to_go(tmp_path):
+    episodes = tmp_path / "episodes.jsonl"
+    write_episodes(str(episodes), [Episode(
+        id="e1", domain="toy", initial_observation=Observation(text="$ "),
+        steps=[Step(action=Action(text="ls"), observation=Observation(text="a\n$ "))])])
+    runner = CliRunner()
+    bench, back = tmp_path / "bench.jsonl", tmp_path / "back.jsonl"
+    assert runner.invoke(app, ["convert", str(episodes), str(bench)]).exit_code == 0
+    again = runner.invoke(app, ["convert", str(bench), str(back)])  # the default: --to agentworldbench
+    message = " ".join(again.output.replace("│", " ").split())
+    assert again.exit_code == 2 and "line 1" in message
+    assert "looks like agentworldbench JSONL already: pass --to episodes" in message
+    assert not back.exists()
+    wrong = runner.invoke(app, ["convert", str(episodes), str(back), "--to", "episodes"])
+    assert "looks like episodes JSONL already: pass --to agentworldbench" in " ".join(
+        wrong.output.replace("│", " ").split())
+    ok = runner.invoke(app, ["convert", str(bench), str(back), "--to", "episodes"])
+    assert ok.exit_code == 0 and read_episodes(str(back))[0].steps[0].action.text == "ls"

@@ -187,13 +187,18 @@ def test_progress_and_errors():
 
 
 def test_write_report_local(result, tmp_path):
-    extra = {"model": "toy-lwm", "facts": {"collect": {"episodes": 4, "workers": 2}, "seed": 0}}
+    extra = {
+        "model": "toy-lwm",
+        "facts": {"collect": {"episodes": 4, "workers": 2}, "seed": 0},
+        "timings_s": {},  # a standalone eval has no stage timings yet: no line for them
+    }
     paths = write_report(result, str(tmp_path / "run"), extra=extra)
     assert set(paths) == {"metrics", "predictions", "report", "figure"}
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["extra"] == extra and "rows" not in metrics
     head = (tmp_path / "run" / "report.md").read_text().split("\n## ")[0]
     assert "- model: toy-lwm\n- facts:\n  - collect: episodes 4, workers 2\n  - seed: 0\n" in head
+    assert "timings_s" not in head
     assert metrics["overall"]["empty"]["exact_match"]["mean"] == pytest.approx(1 / 3)
     md = (tmp_path / "run" / "report.md").read_text()
     for heading in (

@@ -95,6 +95,21 @@ def test_bad_sft_inputs_fail_before_training(corpus, tokenizer_dir, tiny_checkpo
     assert_nothing_trained(out)
 
 
+@pytest.mark.parametrize(("change", "error", "message"), [
+    ({"tokenizer": None}, ModelSpecError, "preset 'tiny-test' is built from a config and has no vocabulary"),
+    ({"tokenizer": "no/such/dir"}, FileNotFoundError, "tokenizer 'no/such/dir' is not a directory"),
+])
+def test_a_model_without_a_usable_tokenizer_is_refused_before_anything_is_written(
+        corpus, tmp_path, change, error, message):
+    out = tmp_path / "run"
+    config = {"model": "tiny-test", "output_dir": str(out), **change}
+    with pytest.raises(error, match=message):
+        CptTrainer().check_options(config)  # what a pipeline asks before its first training stage
+    with pytest.raises(error, match=message):
+        CptTrainer().train(corpus, config)
+    assert not out.exists()  # not even the card: the check runs before the output dir is made
+
+
 def test_tokenizer_larger_than_the_model_vocabulary(tiny_checkpoint, tokenizer_dir):
     from transformers import AutoTokenizer
 

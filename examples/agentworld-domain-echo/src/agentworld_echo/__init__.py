@@ -32,11 +32,12 @@ class Tasks:
 class RandomWords:
     name = "random"
 
-    def reset(self, seed):
+    def reset(self, seed):  # called before each episode
         self.rng = random.Random(seed)
+        self.words = self.rng.randint(1, 6)  # words said before "bye"
 
-    def act(self, task, history):
-        if len(history) >= 7:
+    def act(self, task, history):  # history: initial observation, then (action, observation)s
+        if len(history) >= 2 * self.words + 1:
             return Action(text="bye")
         return Action(text=self.rng.choice(["hello", "world", "echo"]))
 

@@ -127,7 +127,8 @@ def collect_cmd(
 @app.command("train")
 def train_cmd(
     stage: Annotated[str, typer.Argument(help="Training stage (trainer plugin name): cpt, sft, rl, agent, ...")],
-    output_dir: Annotated[str, typer.Option(help="Where the checkpoint (or agent) is written.")],
+    output_dir: Annotated[str | None, typer.Option(
+        help="Where the checkpoint (or agent) is written.")] = None,
     data: Annotated[str | None, typer.Option(
         help="Training episodes (JSONL URL); needed by world-model stages, optional for agent.")] = None,
     model: Annotated[str | None, typer.Option(
@@ -141,10 +142,17 @@ def train_cmd(
         help="sft: targets <think>rationale</think> before the observation, from the domain's explain "
         "(same as --set reasoning=domain; --set reasoning=teacher uses an endpoint).")] = False,
     seed: Seed = 0,
+    show_options: Annotated[bool, typer.Option(
+        "--options", help="List the stage's --set options (key, default, meaning) and exit.")] = False,
 ) -> None:
     """Train one stage: a world model (cpt, sft, rl on collected episodes) or an agent (agent --env)."""
     from agentworld.core.io import read_episodes
 
+    if show_options:
+        _print_options(stage)
+        return
+    if output_dir is None:
+        raise typer.BadParameter("where to write the result is required", param_hint="--output-dir")
     options: dict[str, Any] = {"output_dir": output_dir, "seed": seed}
     for key, value in (("model", model), ("env", env), ("mix", mix)):
         if value is not None:
@@ -165,6 +173,19 @@ def train_cmd(
                                  param_hint="--model")
     path = trainer.train(read_episodes(data) if data is not None else [], options)
     console.print(f"{stage} output -> {path}")
+
+
+def _print_options(stage: str) -> None:
+    """The table of ``agentworld train STAGE --options``."""
+    describe = getattr(plugins.get_trainer(stage), "options", None)
+    if describe is None:
+        console.print(f"trainer {stage!r} does not describe its options")
+        return
+    title = f"{stage}: --set KEY=VALUE, or keys of a pipeline file's [{stage}] table"
+    table = Table("option", "default", "meaning", title=escape(title))
+    for key, default, text in describe():
+        table.add_row(key, Text(default), Text(text))
+    console.print(table)
 
 
 def _domain_for(model: str, explicit: str | None) -> str:
@@ -253,15 +274,39 @@ def convert_cmd(
 ) -> None:
     """Convert between episode JSONL and AgentWorldBench transition JSONL."""
     from agentworld.core import agentworldbench as awb
-    from agentworld.core.io import read_episodes, write_episodes
+    from agentworld.core.io import DatasetError, read_episodes, write_episodes
 
-    if to == "agentworldbench":
-        n = awb.export_jsonl(target, read_episodes(source))
-    elif to == "episodes":
-        n = write_episodes(target, awb.to_episodes(awb.import_jsonl(source)))
-    else:
+    if to not in ("agentworldbench", "episodes"):
         raise typer.BadParameter(f"{to!r}; valid: agentworldbench, episodes", param_hint="--to")
+    try:
+        if to == "agentworldbench":
+            n = awb.export_jsonl(target, read_episodes(source))
+        else:
+            n = write_episodes(target, awb.to_episodes(awb.import_jsonl(source)))
+    except DatasetError as err:
+        # The usual slip: the source is already in the target's format (the default is --to
+        # agentworldbench, so converting a benchmark file back needs --to episodes).
+        fields = set(awb.BenchRecord.model_fields if to == "agentworldbench" else ("steps", "domain"))
+        if err.line == 1 and fields <= _first_record_keys(source):
+            other = "episodes" if to == "agentworldbench" else "agentworldbench"
+            raise typer.BadParameter(f"{err}; {source} looks like {to} JSONL already: "
+                                     f"pass --to {other} to convert it", param_hint="--to") from None
+        raise
     console.print(f"wrote {n} records -> {target}")
+
+
+def _first_record_keys(url: str) -> set[str]:
+    """The keys of the JSON object on the first line of ``url`` (empty if it is none)."""
+    import json
+
+    import fsspec
+
+    with fsspec.open(url, "r", encoding="utf-8") as f:
+        try:
+            record = json.loads(f.readline())
+        except json.JSONDecodeError:
+            return set()
+    return set(record) if isinstance(record, dict) else set()
 
 
 @app.command("run")

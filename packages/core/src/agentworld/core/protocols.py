@@ -145,7 +145,9 @@ class Trainer(Protocol):
     stage's dict of options (model path or preset, output dir, steps, ...).
 
     A trainer may also have ``check_options(config) -> None``, raising ``ValueError`` for options
-    ``train`` would refuse: a pipeline calls it for every stage before the first one runs.
+    ``train`` would refuse (a pipeline calls it for every stage before the first training
+    stage runs), and ``options() -> list[tuple[key, default, description]]``, which
+    ``agentworld train STAGE --options`` prints.
     """
 
     name: str

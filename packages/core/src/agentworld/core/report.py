@@ -117,7 +117,8 @@ def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> 
     main = result.main_metric
     lines = ["# Fidelity report", ""]
     for key, value in (extra or {}).items():
-        lines += _bullet(key, value)
+        if value or value == 0:  # an empty mapping (no timings yet) gets no line
+            lines += _bullet(key, value)
     lines += [
         (
             f"- episodes: {result.num_episodes}, transitions: {result.num_transitions}, "

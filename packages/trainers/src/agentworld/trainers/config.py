@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
+from docstring_parser import parse as parse_docstring
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentworld.trainers.tracking import check_trackers
@@ -39,6 +41,7 @@ class TrainConfig(BaseModel):
             checkpoint directory, or a hub id (only with ``allow_hub``).
         output_dir: Where the checkpoint, ``train_log.jsonl`` and
             ``trainer_state/`` are written.
+        allow_hub: Let ``model`` be a hub id (downloads); off, only presets and local paths load.
         tokenizer: ``None`` = the model checkpoint's; ``"train"`` = train a
             byte-level BPE of ``vocab_size`` tokens on the episodes; else a path.
         vocab_size: Tokens, when ``tokenizer == "train"``.
@@ -50,9 +53,14 @@ class TrainConfig(BaseModel):
         batch_size: Sequences per micro-batch (per process).
         grad_accum: Micro-batches per optimizer step.
         lr: Peak learning rate; ``min_lr_ratio * lr`` at the end of the cosine.
+        min_lr_ratio: Final learning rate as a fraction of ``lr``.
+        weight_decay: AdamW weight decay on matrices (norms and biases get none).
         warmup_steps: Linear warm-up, in optimizer steps.
+        max_grad_norm: Gradient clipping threshold (global L2 norm).
         max_seq_len: Tokens per sequence (CPT block size, SFT window).
         seed: Seeds model init, data order and RNGs: same seed, same loss curve.
+        lora: peft LoRA settings (``{r, alpha, dropout, target_modules}``); ``None``: full
+            fine-tuning.
         save_every: Checkpoint every N optimizer steps (0 = only at the end).
         resume: Continue from ``output_dir/trainer_state`` when it exists.
         log_every: Write a ``train_log.jsonl`` record every N steps.
@@ -208,9 +216,37 @@ def validate_config(cls: type[C], config: Mapping[str, Any]) -> C:
             else:
                 problems.append(f"{key}: {err['msg']}")
         if unknown:
-            problems.append(f"valid options: {', '.join(sorted(cls.model_fields))}")
+            problems.append(f"valid options: {', '.join(sorted(settable(cls)))}")
         raise ConfigError(f"invalid {cls.__name__}: " + "; ".join(problems)) from None
 
 
 class ConfigError(ValueError):
     """Invalid stage options (see :func:`validate_config`)."""
+
+
+def settable(cls: type[BaseModel]) -> list[str]:
+    """The option keys of ``cls`` a TOML file or ``--set`` can give (``exclude`` fields, such as
+    ``callback``, are for programmatic use only)."""
+    return [name for name, field in cls.model_fields.items() if not field.exclude]
+
+
+def option_help(cls: type[BaseModel]) -> list[tuple[str, str, str]]:
+    """``(key, default, description)`` for each :func:`settable` option of ``cls``.
+
+    Descriptions come from the ``Attributes:`` sections (Google style) of the docstrings of
+    ``cls`` and its bases, the subclass's winning; a line may document several keys
+    (``epsilon_start, epsilon_end: ...``). Defaults are ``repr``-ed; ``"(required)"`` when none.
+    """
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        for param in parse_docstring(klass.__doc__ or "").params:
+            if param.args and param.args[0] == "attribute":
+                text = " ".join((param.description or "").split()).replace("``", "`")
+                text = re.sub(r":[a-z]+:`", "`", text)  # Sphinx roles read as plain code
+                docs |= {key.strip(): text for key in param.arg_name.split(",")}
+    rows = []
+    for name in settable(cls):
+        field = cls.model_fields[name]
+        default = "(required)" if field.is_required() else repr(field.get_default(call_default_factory=True))
+        rows.append((name, default, docs.get(name, "")))
+    return rows

@@ -24,9 +24,15 @@ from agentworld.core.card import card_from_episodes, write_card
 from agentworld.core.formats import cpt_text, episode_messages
 from agentworld.core.types import Episode
 from agentworld.trainers import checkpoint as ckpt
-from agentworld.trainers.config import TrainConfig, validate_config
+from agentworld.trainers.config import TrainConfig, option_help, validate_config
 from agentworld.trainers.data import Sample, batch_stream, collate, length_batches
-from agentworld.trainers.models import is_checkpoint_dir, load_model, num_parameters
+from agentworld.trainers.models import (
+    PRESETS,
+    ModelSpecError,
+    is_checkpoint_dir,
+    load_model,
+    num_parameters,
+)
 from agentworld.trainers.progress import Reporter
 from agentworld.trainers.tokenizer import train_tokenizer
 from agentworld.trainers.tracking import start_trackers
@@ -90,6 +96,33 @@ def lr_factor(cfg: TrainConfig, step: int, total: int | None, elapsed_s: float) 
     return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
+def _check_model_and_tokenizer(cfg: TrainConfig) -> None:
+    """Refuse, before anything loads, a model and tokenizer that cannot go together.
+
+    Raises:
+        ModelSpecError: a preset (built from a config, so without a vocabulary) and no
+            tokenizer, unless a resumed run saved one in ``output_dir``.
+        ValueError: ``tokenizer="train"`` with a checkpoint directory (its embeddings do not
+            know a freshly trained vocabulary).
+        FileNotFoundError: ``tokenizer`` is a path that is not a directory.
+    """
+    saved = cfg.resume and (Path(cfg.output_dir) / "tokenizer_config.json").is_file()
+    if cfg.model in PRESETS and cfg.tokenizer is None and not saved:
+        raise ModelSpecError(
+            f"model preset {cfg.model!r} is built from a config and has no vocabulary: set "
+            "tokenizer='train' (a BPE trained on the episodes) or a tokenizer directory"
+        )
+    if cfg.tokenizer == "train" and is_checkpoint_dir(cfg.model):
+        raise ValueError(
+            f"tokenizer='train' builds a new vocabulary that checkpoint {cfg.model!r} "
+            "does not know; leave tokenizer unset to use the checkpoint's own"
+        )
+    if cfg.tokenizer not in (None, "train") and not Path(cfg.tokenizer).is_dir():
+        raise FileNotFoundError(
+            f"tokenizer {cfg.tokenizer!r} is not a directory; use 'train', None or a path"
+        )
+
+
 class BaseTrainer:
     """A :class:`~agentworld.core.protocols.Trainer` built on transformers + accelerate."""
 
@@ -113,22 +146,22 @@ class BaseTrainer:
         Raises:
             agentworld.trainers.config.ConfigError: what :meth:`train` would raise for them.
         """
-        validate_config(self.config_cls, config)
+        _check_model_and_tokenizer(validate_config(self.config_cls, config))
+
+    def options(self) -> list[tuple[str, str, str]]:
+        """``(key, default, description)`` of every option (``agentworld train STAGE --options``)."""
+        return option_help(self.config_cls)
 
     def check(self, episodes: Sequence[Episode], cfg: TrainConfig) -> None:
         """Cheap input checks run before any model is loaded; stages extend it.
 
         Raises:
-            ValueError: no episodes, or ``tokenizer="train"`` with a checkpoint
-                directory (its embeddings do not know a freshly trained vocabulary).
+            ValueError: no episodes, or a model/tokenizer pair that cannot work
+                (:func:`_check_model_and_tokenizer`).
         """
         if not episodes:
             raise ValueError(f"{self.name} needs at least one episode, got none")
-        if cfg.tokenizer == "train" and is_checkpoint_dir(cfg.model):
-            raise ValueError(
-                f"tokenizer='train' builds a new vocabulary that checkpoint {cfg.model!r} "
-                "does not know; leave tokenizer unset to use the checkpoint's own"
-            )
+        _check_model_and_tokenizer(cfg)
 
     def _tokenizer(
         self, episodes: Sequence[Episode], cfg: TrainConfig, out: Path, resuming: bool
@@ -137,11 +170,7 @@ class BaseTrainer:
             return AutoTokenizer.from_pretrained(str(out))
         if cfg.tokenizer == "train":
             return train_tokenizer(corpus_texts(episodes), cfg.vocab_size)
-        if cfg.tokenizer is not None:
-            if not Path(cfg.tokenizer).is_dir():
-                raise FileNotFoundError(
-                    f"tokenizer {cfg.tokenizer!r} is not a directory; use 'train', None or a path"
-                )
+        if cfg.tokenizer is not None:  # a directory: check() made sure
             return AutoTokenizer.from_pretrained(cfg.tokenizer)
         return None
 

@@ -38,7 +38,7 @@ from agentworld.trainers.agents.envs import (
 )
 from agentworld.trainers.agents.evaluate import evaluate_agent, evaluate_random
 from agentworld.trainers.agents.qlearning import EpsilonSchedule, QLearningAgent, write_text_atomic
-from agentworld.trainers.config import validate_config
+from agentworld.trainers.config import option_help, validate_config
 
 AGENT_FILE = "agent.json"
 METRICS_FILE = "metrics.json"
@@ -158,6 +158,11 @@ class AgentTrainer:
         if config.get("policy") == "lm":
             return _train_lm(config)
         return train_q_learning(validate_config(AgentConfig, config))
+
+    def options(self) -> list[tuple[str, str, str]]:
+        """``(key, default, description)`` of every Q-learning option (``policy="lm"`` takes
+        ``agent_lm``'s instead)."""
+        return option_help(AgentConfig)
 
 
 def resolve(cfg: AgentConfig) -> tuple[EnvSpec, Any, Path | None, float]:
