@@ -97,7 +97,7 @@ def test_bad_sft_inputs_fail_before_training(corpus, tokenizer_dir, tiny_checkpo
 
 @pytest.mark.parametrize(("change", "error", "message"), [
     ({"tokenizer": None}, ModelSpecError, "preset 'tiny-test' is built from a config and has no vocabulary"),
-    ({"tokenizer": "no/such/dir"}, FileNotFoundError, "tokenizer 'no/such/dir' is not a directory"),
+    ({"tokenizer": "no/such/dir"}, ModelSpecError, "tokenizer 'no/such/dir' is not a directory"),
 ])
 def test_a_model_without_a_usable_tokenizer_is_refused_before_anything_is_written(
         corpus, tmp_path, change, error, message):

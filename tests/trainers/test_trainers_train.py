@@ -195,7 +195,7 @@ def test_bad_model_and_tokenizer_give_clear_errors(corpus, tokenizer_dir, tmp_pa
     assert "gigantic" in str(err.value) and all(name in str(err.value) for name in PRESETS)
     with pytest.raises(ModelSpecError, match="no/such/dir"):
         load_model("no/such/dir")
-    with pytest.raises(FileNotFoundError, match="missing-tok"):
+    with pytest.raises(ModelSpecError, match="missing-tok.* is not a directory"):
         CptTrainer().train(
             corpus, {"tokenizer": str(tmp_path / "missing-tok"), "output_dir": str(tmp_path / "y")}
         )

@@ -101,10 +101,10 @@ def _check_model_and_tokenizer(cfg: TrainConfig) -> None:
 
     Raises:
         ModelSpecError: a preset (built from a config, so without a vocabulary) and no
-            tokenizer, unless a resumed run saved one in ``output_dir``.
+            tokenizer, unless a resumed run saved one in ``output_dir``; or ``tokenizer`` is a
+            path that is not a directory.
         ValueError: ``tokenizer="train"`` with a checkpoint directory (its embeddings do not
             know a freshly trained vocabulary).
-        FileNotFoundError: ``tokenizer`` is a path that is not a directory.
     """
     saved = cfg.resume and (Path(cfg.output_dir) / "tokenizer_config.json").is_file()
     if cfg.model in PRESETS and cfg.tokenizer is None and not saved:
@@ -118,7 +118,7 @@ def _check_model_and_tokenizer(cfg: TrainConfig) -> None:
             "does not know; leave tokenizer unset to use the checkpoint's own"
         )
     if cfg.tokenizer not in (None, "train") and not Path(cfg.tokenizer).is_dir():
-        raise FileNotFoundError(
+        raise ModelSpecError(
             f"tokenizer {cfg.tokenizer!r} is not a directory; use 'train', None or a path"
         )
 
@@ -183,8 +183,8 @@ class BaseTrainer:
         Raises:
             agentworld.trainers.config.ConfigError: invalid ``config`` (unknown keys included).
             agentworld.trainers.models.ModelSpecError: unknown preset, missing model
-                path, checkpoint without a tokenizer, tokenizer larger than the model's vocabulary.
-            FileNotFoundError: ``tokenizer`` path missing.
+                path, checkpoint without a tokenizer, preset without one, ``tokenizer`` path
+                missing, tokenizer larger than the model's vocabulary.
             ValueError: no usable episodes (see :meth:`check` and the stage's own checks).
         """
         cfg = (
