@@ -72,21 +72,29 @@ def test_a_pipeline_checks_every_stage_before_training(tmp_path):
         run_pipeline(load_config(str(path)))
 
 
-def test_convert_in_the_wrong_direction_says_which_way_to_go(tmp_path):
+def test_convert_tells_the_direction_from_the_source(tmp_path):
     episodes = tmp_path / "episodes.jsonl"
     write_episodes(str(episodes), [Episode(
         id="e1", domain="toy", initial_observation=Observation(text="$ "),
         steps=[Step(action=Action(text="ls"), observation=Observation(text="a\n$ "))])])
     runner = CliRunner()
     bench, back = tmp_path / "bench.jsonl", tmp_path / "back.jsonl"
-    assert runner.invoke(app, ["convert", str(episodes), str(bench)]).exit_code == 0
-    again = runner.invoke(app, ["convert", str(bench), str(back)])  # the default: --to agentworldbench
-    message = " ".join(again.output.replace("│", " ").split())
-    assert again.exit_code == 2 and "line 1" in message
-    assert "looks like agentworldbench JSONL already: pass --to episodes" in message
-    assert not back.exists()
-    wrong = runner.invoke(app, ["convert", str(episodes), str(back), "--to", "episodes"])
-    assert "looks like episodes JSONL already: pass --to agentworldbench" in " ".join(
-        wrong.output.replace("│", " ").split())
-    ok = runner.invoke(app, ["convert", str(bench), str(back), "--to", "episodes"])
-    assert ok.exit_code == 0 and read_episodes(str(back))[0].steps[0].action.text == "ls"
+    to_bench = runner.invoke(app, ["convert", str(episodes), str(bench)])
+    assert to_bench.exit_code == 0 and "wrote 1 AgentWorldBench records" in to_bench.output
+    to_episodes = runner.invoke(app, ["convert", str(bench), str(back)])  # no --to: told by the file
+    assert to_episodes.exit_code == 0 and "wrote 1 episodes" in to_episodes.output
+    assert read_episodes(str(back))[0].steps[0].action.text == "ls"
+
+    def message(result):
+        return " ".join(result.output.replace("│", " ").split())
+
+    again = runner.invoke(app, ["convert", str(bench), str(tmp_path / "x.jsonl"), "--to", "agentworldbench"])
+    assert again.exit_code == 2
+    assert "is agentworldbench JSONL already: pass --to episodes (or no --to)" in message(again)
+    wrong = runner.invoke(app, ["convert", str(episodes), str(tmp_path / "x.jsonl"), "--to", "episodes"])
+    assert "is episodes JSONL already: pass --to agentworldbench" in message(wrong)
+    assert not (tmp_path / "x.jsonl").exists()
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"text": "hello"}\n')
+    unknown = runner.invoke(app, ["convert", str(other), str(tmp_path / "x.jsonl")])
+    assert unknown.exit_code == 2 and "neither an episode nor an AgentWorldBench record" in message(unknown)

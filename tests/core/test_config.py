@@ -19,7 +19,13 @@ def test_stage_order_is_fixed_and_options_pass_through():
 def test_bad_config_names_field():
     with pytest.raises(ConfigError, match=r"\[collect.episodes\]"):
         parse_config("[collect]\nepisodes = 0\n", "p.toml")
-    with pytest.raises(ConfigError, match="valid tables"):
+    with pytest.raises(ConfigError, match=r"\[colect\] unknown table; valid tables: run, collect, cpt"):
         parse_config("[colect]\nepisodes = 3\n", "p.toml")
+    with pytest.raises(ConfigError) as err:  # a key typo lists its own table's keys
+        parse_config("[collect]\nepisodez = 3\n[eval]\nnum_beam = 2\n", "p.toml")
+    assert str(err.value) == (
+        "p.toml: [collect.episodez] unknown key; valid keys: episodes, policies, max_steps, "
+        "heldout_fraction, workers; [eval.num_beam] unknown key; valid keys: backend, model, "
+        "baselines, rewards, max_transitions, batch_size, max_new_tokens, num_beams")
     with pytest.raises(ConfigError, match="invalid TOML"):
         parse_config("[collect\n", "p.toml")

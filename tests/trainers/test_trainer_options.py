@@ -49,7 +49,7 @@ def test_cli_lists_a_stages_options_without_an_output_dir():
     runner = CliRunner()
     listed = runner.invoke(app, ["train", "sft", "--options"])
     assert listed.exit_code == 0, listed.output
-    assert "[sft] table" in listed.output  # the title's brackets survive rich markup
+    assert "sft options: --set KEY=VALUE" in listed.output
     row = next(ln for ln in listed.output.splitlines() if ln.startswith("│ time_budget_s "))
     assert [cell.strip() for cell in row.split("│")[1:3]] == ["time_budget_s", "None"]
     assert "Wall-clock seconds" in row

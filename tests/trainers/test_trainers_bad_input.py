@@ -110,6 +110,14 @@ def test_a_model_without_a_usable_tokenizer_is_refused_before_anything_is_writte
     assert not out.exists()  # not even the card: the check runs before the output dir is made
 
 
+def test_a_model_that_does_not_exist_is_refused_before_anything_is_written(corpus, tmp_path):
+    out = tmp_path / "run"
+    config = {"model": str(tmp_path / "no-model"), "tokenizer": "train", "output_dir": str(out)}
+    with pytest.raises(ModelSpecError, match="is not an existing path and not a preset"):
+        CptTrainer().train(corpus, config)
+    assert not out.exists()
+
+
 def test_tokenizer_larger_than_the_model_vocabulary(tiny_checkpoint, tokenizer_dir):
     from transformers import AutoTokenizer
 

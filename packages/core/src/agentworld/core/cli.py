@@ -181,8 +181,8 @@ def _print_options(stage: str) -> None:
     if describe is None:
         console.print(f"trainer {stage!r} does not describe its options")
         return
-    title = f"{stage}: --set KEY=VALUE, or keys of a pipeline file's [{stage}] table"
-    table = Table("option", "default", "meaning", title=escape(title))
+    title = f"{stage} options: --set KEY=VALUE (in a pipeline file, keys of the stage's table)"
+    table = Table("option", "default", "meaning", title=title)
     for key, default, text in describe():
         table.add_row(key, Text(default), Text(text))
     console.print(table)
@@ -270,12 +270,22 @@ def simulate_cmd(
 def convert_cmd(
     source: Annotated[str, typer.Argument(help="Input JSONL URL.")],
     target: Annotated[str, typer.Argument(help="Output JSONL URL.")],
-    to: Annotated[str, typer.Option(help="Output format: 'agentworldbench' (from episodes) or 'episodes' (from AgentWorldBench).")] = "agentworldbench",
+    to: Annotated[str | None, typer.Option(
+        help="Output format: 'agentworldbench' (from episodes) or 'episodes' (from AgentWorldBench). "
+        "Default: the other format than SOURCE's, told by its first record.")] = None,
 ) -> None:
     """Convert between episode JSONL and AgentWorldBench transition JSONL."""
     from agentworld.core import agentworldbench as awb
     from agentworld.core.io import DatasetError, read_episodes, write_episodes
 
+    bench_fields, episode_fields = set(awb.BenchRecord.model_fields), {"steps", "domain"}
+    if to is None:
+        keys = _first_record_keys(source)
+        to = "agentworldbench" if episode_fields <= keys else "episodes" if bench_fields <= keys else None
+        if to is None:
+            raise typer.BadParameter(f"{source}'s first line is neither an episode nor an "
+                                     "AgentWorldBench record; pass --to to say which to write",
+                                     param_hint="--to")
     if to not in ("agentworldbench", "episodes"):
         raise typer.BadParameter(f"{to!r}; valid: agentworldbench, episodes", param_hint="--to")
     try:
@@ -284,15 +294,15 @@ def convert_cmd(
         else:
             n = write_episodes(target, awb.to_episodes(awb.import_jsonl(source)))
     except DatasetError as err:
-        # The usual slip: the source is already in the target's format (the default is --to
-        # agentworldbench, so converting a benchmark file back needs --to episodes).
-        fields = set(awb.BenchRecord.model_fields if to == "agentworldbench" else ("steps", "domain"))
-        if err.line == 1 and fields <= _first_record_keys(source):
+        # An explicit --to naming the source's own format: say which way to go.
+        same = bench_fields if to == "agentworldbench" else episode_fields
+        if err.line == 1 and same <= _first_record_keys(source):
             other = "episodes" if to == "agentworldbench" else "agentworldbench"
-            raise typer.BadParameter(f"{err}; {source} looks like {to} JSONL already: "
-                                     f"pass --to {other} to convert it", param_hint="--to") from None
+            raise typer.BadParameter(f"{source} is {to} JSONL already: pass --to {other} (or no "
+                                     "--to) to convert it", param_hint="--to") from None
         raise
-    console.print(f"wrote {n} records -> {target}")
+    what = "episodes" if to == "episodes" else "AgentWorldBench records"
+    console.print(f"wrote {n} {what} -> {target}")
 
 
 def _first_record_keys(url: str) -> set[str]:

@@ -125,10 +125,22 @@ def parse_config(text: str, source: str = "<string>") -> PipelineConfig:
     try:
         return PipelineConfig.model_validate(data)
     except ValidationError as e:
-        problems = "; ".join(
-            f"[{'.'.join(str(p) for p in err['loc'])}] {err['msg']}" for err in e.errors()
-        )
-        raise ConfigError(f"{source}: {problems} (valid tables: run, {', '.join(STAGES)})") from None
+        raise ConfigError(f"{source}: " + "; ".join(_problem(err) for err in e.errors())) from None
+
+
+def _problem(err: Any) -> str:
+    """One pydantic error of a pipeline file as ``[table.key] what is wrong``; an unknown table
+    lists the tables, an unknown key its table's keys."""
+    loc = [str(part) for part in err["loc"]]
+    where = f"[{'.'.join(loc)}]"
+    if err["type"] != "extra_forbidden":
+        return f"{where} {err['msg']}"
+    if len(loc) == 1:
+        return f"{where} unknown table; valid tables: run, {', '.join(STAGES)}"
+    closed = {"run": RunConfig, "collect": CollectConfig, "eval": EvalConfig,
+              "simulate": SimulateConfig}  # training tables pass unknown keys to their trainer
+    keys = f"; valid keys: {', '.join(closed[loc[0]].model_fields)}" if loc[0] in closed else ""
+    return f"{where} unknown key{keys}"
 
 
 def load_config(path: str | Path) -> PipelineConfig:

@@ -29,6 +29,7 @@ from agentworld.trainers.data import Sample, batch_stream, collate, length_batch
 from agentworld.trainers.models import (
     PRESETS,
     ModelSpecError,
+    check_model_spec,
     is_checkpoint_dir,
     load_model,
     num_parameters,
@@ -119,7 +120,8 @@ def _check_model_and_tokenizer(cfg: TrainConfig) -> None:
         )
     if cfg.tokenizer not in (None, "train") and not Path(cfg.tokenizer).is_dir():
         raise ModelSpecError(
-            f"tokenizer {cfg.tokenizer!r} is not a directory; use 'train', None or a path"
+            f"tokenizer {cfg.tokenizer!r} is not a directory: give a tokenizer directory, 'train' "
+            "(a BPE trained on the episodes), or leave it unset for the model checkpoint's own"
         )
 
 
@@ -156,11 +158,13 @@ class BaseTrainer:
         """Cheap input checks run before any model is loaded; stages extend it.
 
         Raises:
-            ValueError: no episodes, or a model/tokenizer pair that cannot work
+            ValueError: no episodes, a model that is no preset, checkpoint or (with
+                ``allow_hub``) hub id, or a model/tokenizer pair that cannot work
                 (:func:`_check_model_and_tokenizer`).
         """
         if not episodes:
             raise ValueError(f"{self.name} needs at least one episode, got none")
+        check_model_spec(cfg.model, allow_hub=cfg.allow_hub)
         _check_model_and_tokenizer(cfg)
 
     def _tokenizer(

@@ -195,11 +195,22 @@ def load_model(
                 f"model preset {text!r} needs a tokenizer (set tokenizer='train' or a path)"
             )
         return build_model(text, tokenizer), tokenizer
-    if allow_hub and not Path(text).exists():
-        model = AutoModelForCausalLM.from_pretrained(text, dtype=torch.float32, **kwargs)
-        return model, tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
-    where = "a directory without config.json" if Path(text).exists() else "not an existing path"
+    check_model_spec(text, allow_hub=allow_hub)
+    model = AutoModelForCausalLM.from_pretrained(text, dtype=torch.float32, **kwargs)
+    return model, tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
+
+
+def check_model_spec(spec: str, *, allow_hub: bool = False) -> None:
+    """Check, without loading anything, that :func:`load_model` can resolve ``spec``: a preset,
+    a checkpoint directory (with ``config.json``), or (with ``allow_hub``) a hub id.
+
+    Raises:
+        ModelSpecError: none of these (the message lists the presets).
+    """
+    if spec in PRESETS or is_checkpoint_dir(spec) or (allow_hub and not Path(spec).exists()):
+        return
+    where = "a directory without config.json" if Path(spec).exists() else "not an existing path"
     raise ModelSpecError(
-        f"model {text!r} is {where} and not a preset; valid presets: {', '.join(PRESETS)}; "
+        f"model {spec!r} is {where} and not a preset; valid presets: {', '.join(PRESETS)}; "
         "or pass a checkpoint directory (with config.json), or a hub id with allow_hub=True"
     )
