@@ -27,9 +27,9 @@ from agentworld.trainers import checkpoint as ckpt
 from agentworld.trainers.config import TrainConfig, option_help, validate_config
 from agentworld.trainers.data import Sample, batch_stream, collate, length_batches
 from agentworld.trainers.models import (
-    PRESETS,
     ModelSpecError,
     check_model_spec,
+    check_preset_tokenizer,
     is_checkpoint_dir,
     load_model,
     num_parameters,
@@ -108,11 +108,7 @@ def _check_model_and_tokenizer(cfg: TrainConfig) -> None:
             know a freshly trained vocabulary).
     """
     saved = cfg.resume and (Path(cfg.output_dir) / "tokenizer_config.json").is_file()
-    if cfg.model in PRESETS and cfg.tokenizer is None and not saved:
-        raise ModelSpecError(
-            f"model preset {cfg.model!r} is built from a config and has no vocabulary: set "
-            "tokenizer='train' (a BPE trained on the episodes) or a tokenizer directory"
-        )
+    check_preset_tokenizer(cfg.model, has_tokenizer=cfg.tokenizer is not None or saved)
     if cfg.tokenizer == "train" and is_checkpoint_dir(cfg.model):
         raise ValueError(
             f"tokenizer='train' builds a new vocabulary that checkpoint {cfg.model!r} "
@@ -143,7 +139,8 @@ class BaseTrainer:
         return card_from_episodes(episodes)
 
     def check_options(self, config: dict[str, Any]) -> None:
-        """Validate stage options without training (a pipeline's check before its first stage).
+        """Validate stage options without training (a pipeline's check before its first
+        training stage).
 
         Raises:
             agentworld.trainers.config.ConfigError: what :meth:`train` would raise for them.

@@ -190,14 +190,24 @@ def load_model(
             )
         return model, tok
     if text in PRESETS:
-        if tokenizer is None:
-            raise ModelSpecError(
-                f"model preset {text!r} needs a tokenizer (set tokenizer='train' or a path)"
-            )
+        check_preset_tokenizer(text, has_tokenizer=tokenizer is not None)
         return build_model(text, tokenizer), tokenizer
     check_model_spec(text, allow_hub=allow_hub)
     model = AutoModelForCausalLM.from_pretrained(text, dtype=torch.float32, **kwargs)
     return model, tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
+
+
+def check_preset_tokenizer(spec: str, *, has_tokenizer: bool) -> None:
+    """A preset is built from a config and has no vocabulary of its own: it needs a tokenizer.
+
+    Raises:
+        ModelSpecError: ``spec`` is a preset and ``has_tokenizer`` is false.
+    """
+    if spec in PRESETS and not has_tokenizer:
+        raise ModelSpecError(
+            f"model preset {spec!r} is built from a config and has no vocabulary: set "
+            "tokenizer='train' (a BPE trained on the episodes) or a tokenizer directory"
+        )
 
 
 def check_model_spec(spec: str, *, allow_hub: bool = False) -> None:
