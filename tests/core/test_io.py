@@ -58,14 +58,14 @@ def test_agentworldbench_export_import_identical(episodes):
     url = "memory://awb/bench.jsonl"
     n = awb.export_jsonl(url, episodes)
     assert n == 3 + 4 + 1
-    records = awb.import_jsonl(url)
-    assert records == [r for e in episodes for r in awb.to_records(e)]
+    records = awb.read_records(url)
     with fsspec.open(url, "r") as f:
         first = json.loads(f.readline())
     assert set(first) == {"task", "id", "prompt", "response", "current_prompt", "system_str",
                           "turn_idx", "total_turns"}
-    assert first["response"] == "<predicted_observation>\n0\nuser@sandbox:~$ \n</predicted_observation>"
+    assert first["response"][0] == "**Environment Observation:**\n0\nuser@sandbox:~$ "
+    assert first["turn_idx"] == 1 and isinstance(first["id"], int)
     # records -> episodes -> records is the identity on the record level
-    rebuilt = awb.to_episodes(records)
-    again = [r for e in rebuilt for r in awb.to_records(e)]
-    assert again == records
+    rebuilt, _ = awb.read_episodes(url)
+    awb.export_jsonl("memory://awb/again.jsonl", rebuilt)
+    assert awb.read_records("memory://awb/again.jsonl") == records

@@ -1,95 +1,349 @@
-"""AgentWorldBench JSONL import/export.
+"""AgentWorldBench records: reading, writing and trajectory reconstruction.
 
-One record per transition, with the fields of the public AgentWorldBench
-release (arXiv 2606.24597): ``task`` (domain), ``id`` (``{episode}-{turn}``),
-``prompt`` (the chat history before the current action, a list of
-``{"role", "content"}`` messages, system first), ``current_prompt`` (the
-agent action of this turn), ``response`` (the reference answer: the real
-next observation in a ``<predicted_observation>`` block), ``system_str``
-(the system message), ``turn_idx`` (0-based) and ``total_turns``.
+The format is the public benchmark's (QwenLM/Qwen-AgentWorld ``README.md`` "Data Format" and
+``eval/eval.py``; arXiv 2606.24597): one JSON object per evaluated turn, one file per domain
+(``{domain}_test.jsonl``), with
+
+- ``task`` (str; the part after the last ``/`` is the domain), ``id`` (int: the trajectory,
+  shared by its rows), ``prompt`` (list of str: action prompts ``### Turn k\\n**Action:**\\n...``),
+  ``response`` (list of str: real observations ``**Environment Observation:**\\n...``),
+  ``current_prompt`` (str), ``system_str`` (this sample's world-model system prompt),
+  ``turn_idx`` (int, 1-based: the target is ``response[turn_idx - 1]``), ``total_turns`` (int).
+- ``prompt``/``response`` hold either every turn of the trajectory (``layout="full"``) or the
+  turns up to ``turn_idx`` (``layout="prefix"``); readers accept both.
+
+Lines are split on ``\\n`` only (texts may hold U+2028/U+2029), files are streamed, and
+``.gz``/``.bz2``/... compression is inferred from the name. Errors name the file, the line and
+the field. The function API (:func:`iter_records`, :func:`reconstruct`, :func:`read_episodes`,
+:func:`export_jsonl`, :func:`sniff`) is what the CLI and the bench use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+import fsspec
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
-from agentworld.core.formats import parse_prediction, sft_pair, split_system_message, system_message
-from agentworld.core.io import read_models, write_jsonl
+from agentworld.core.answers import GUI_DOMAINS, OBSERVATION_MARKER
+from agentworld.core.formats import split_system_message, system_message
+from agentworld.core.io import DatasetError, atomic_open
 from agentworld.core.types import Action, Episode, Observation, Step
+
+DOMAINS: tuple[str, ...] = ("mcp", "search", "terminal", "swe", "android", "web", "os")
+"""The seven domains of AgentWorldBench, in the public README's order."""
+PUBLIC_TURNS = {"mcp": 286, "search": 458, "terminal": 354, "swe": 472, "android": 200,
+                "web": 200, "os": 200}
+"""Evaluated turns per domain in the public release (2,170 in all)."""
+FIELDS = ("task", "id", "prompt", "response", "current_prompt", "system_str", "turn_idx",
+          "total_turns")
+Layout = Literal["full", "prefix"]
+_HEADER = re.compile(r"### Turn (\d+)\n\*\*Action:\*\*\n")
+
+__all__ = ["DOMAINS", "GUI_DOMAINS", "BenchRecord", "Trajectory", "ReconstructReport",
+           "domain_of", "iter_records", "read_records", "write_records", "reconstruct",
+           "to_episode", "from_episode", "read_episodes", "export_jsonl", "sniff"]
 
 
 class BenchRecord(BaseModel):
-    """One AgentWorldBench transition record."""
+    """One evaluated turn. Fields beyond the card's (a predictions file's ``gen``...) are
+    ignored."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
 
-    task: str
-    id: str
-    prompt: list[dict[str, str]]
-    response: str
-    current_prompt: str
-    system_str: str
-    turn_idx: int
-    total_turns: int
+    task: StrictStr
+    id: StrictInt
+    prompt: list[StrictStr]
+    response: list[StrictStr]
+    current_prompt: StrictStr
+    system_str: StrictStr
+    turn_idx: StrictInt = Field(ge=1)
+    total_turns: StrictInt = Field(ge=1)
 
+    @model_validator(mode="after")
+    def _turn_in_lists(self) -> BenchRecord:
+        for name in ("prompt", "response"):
+            n = len(getattr(self, name))
+            if self.turn_idx > n:
+                raise ValueError(f"turn_idx {self.turn_idx} (1-based) exceeds len({name}) = {n}")
+        if self.turn_idx > self.total_turns:
+            raise ValueError(f"turn_idx {self.turn_idx} exceeds total_turns {self.total_turns}")
+        return self
 
-def to_records(episode: Episode) -> list[BenchRecord]:
-    """One record per step of ``episode`` (``len(episode.steps)`` records)."""
-    records = []
-    for turn, step in enumerate(episode.steps):
-        messages, target = sft_pair(episode, turn)
-        records.append(BenchRecord(
-            task=episode.domain,
-            id=f"{episode.id}-{turn}",
-            prompt=messages[:-1],
-            response=target,
-            current_prompt=step.action.text,
-            system_str=system_message(episode),
-            turn_idx=turn,
-            total_turns=len(episode.steps),
-        ))
-    return records
+    @property
+    def domain(self) -> str:
+        return domain_of(self.task)
 
-
-def export_jsonl(url: str, episodes: Iterable[Episode]) -> int:
-    """Write every transition of ``episodes`` as AgentWorldBench JSONL (atomic). Returns records written."""
-    return write_jsonl(url, (r for e in episodes for r in to_records(e)))
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """``(task, id, turn_idx)``: what identifies a row."""
+        return self.task, self.id, self.turn_idx
 
 
-def import_jsonl(url: str) -> list[BenchRecord]:
-    """Read AgentWorldBench JSONL records.
+def domain_of(task: str) -> str:
+    """The domain of a ``task`` value: the part after its last ``/`` (``"x/mcp"`` -> ``mcp``)."""
+    return task.rsplit("/", 1)[-1]
+
+
+def action_prompt(turn: int, action: str) -> str:
+    """The card's action prompt of 1-based ``turn``: ``### Turn k\\n**Action:**\\n{action}``."""
+    return f"### Turn {turn}\n**Action:**\n{action}"
+
+
+def observation_response(text: str) -> str:
+    """The card's response: ``**Environment Observation:**\\n{text}``."""
+    return f"{OBSERVATION_MARKER}\n{text}"
+
+
+def _error_of(url: str, line: int, error: ValidationError) -> DatasetError:
+    first = error.errors()[0]
+    message = first["msg"].removeprefix("Value error, ")
+    # a cross-field check (no location) names its field first
+    where = ".".join(str(p) for p in first["loc"]) or message.split(" ", 1)[0]
+    return DatasetError(url, line, f"AgentWorldBench field {where}: {message}")
+
+
+def iter_records(url: str) -> Iterator[tuple[int, BenchRecord]]:
+    """Stream ``(line_number, record)`` from an AgentWorldBench JSONL file (1-based lines,
+    blank lines skipped, split on ``\\n`` only).
 
     Raises:
-        agentworld.core.io.DatasetError: naming the file and line of an invalid record.
+        DatasetError: a line that is not UTF-8, not a JSON object, or not a valid record; the
+            message names the file, the line and the field.
+        FileNotFoundError: ``url`` does not exist.
     """
-    return read_models(url, BenchRecord)
+    with fsspec.open(url, "rb", compression="infer") as f:
+        for number, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                raise DatasetError(url, number, f"not UTF-8 ({e.reason} at byte {e.start})") from None
+            except json.JSONDecodeError as e:
+                raise DatasetError(url, number, f"invalid JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(data, dict):
+                raise DatasetError(url, number, f"expected a JSON object, got {type(data).__name__}")
+            try:
+                yield number, BenchRecord.model_validate(data)
+            except ValidationError as e:
+                raise _error_of(url, number, e) from None
 
 
-def to_episodes(records: Iterable[BenchRecord]) -> list[Episode]:
-    """Rebuild episodes from records, grouping by ``id`` minus its ``-{turn}`` suffix.
+def read_records(url: str) -> list[BenchRecord]:
+    """Every record of ``url`` in file order (see :func:`iter_records`)."""
+    return [record for _, record in iter_records(url)]
 
-    The last record of each episode carries the whole history; structured
-    state is not part of the format, so observations come back text-only.
-    Records whose response has no observation block keep the raw response.
+
+def write_records(url: str, records: Iterable[BenchRecord]) -> int:
+    """Write records atomically, one JSON object per line (UTF-8, U+2028 kept raw). Returns
+    the number written."""
+    count = 0
+    with atomic_open(url, "w") as f:
+        for record in records:
+            f.write(json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+@dataclass(slots=True)
+class Trajectory:
+    """One trajectory rebuilt from its rows: all known turns and the evaluated ones.
+
+    ``prompts``/``responses`` ``[num_turns]`` are the raw strings of the longest rows seen;
+    ``turns`` the sorted 1-based turn indices that had a row.
     """
-    last: dict[str, BenchRecord] = {}
-    for record in records:
-        episode_id = record.id.rsplit("-", 1)[0]
-        if episode_id not in last or record.turn_idx > last[episode_id].turn_idx:
-            last[episode_id] = record
-    episodes = []
-    for episode_id, record in last.items():
-        head, initial = split_system_message(record.system_str)
-        turns = [*record.prompt[1:], {"role": "user", "content": record.current_prompt},
-                 {"role": "assistant", "content": record.response}]
-        steps = []
-        for user, assistant in zip(turns[0::2], turns[1::2]):
-            obs = parse_prediction(assistant["content"])
-            steps.append(Step(action=Action(text=user["content"]),
-                              observation=Observation(text=assistant["content"] if obs is None else obs)))
-        episodes.append(Episode(id=episode_id, domain=record.task, system_prompt=head,
-                                initial_observation=Observation(text=initial), steps=steps,
-                                metadata={"source": "agentworldbench"}))
-    return episodes
+
+    task: str
+    id: int
+    system_str: str
+    prompts: list[str]
+    responses: list[str]
+    total_turns: int
+    turns: list[int] = field(default_factory=list)
+
+    @property
+    def domain(self) -> str:
+        return domain_of(self.task)
+
+    def record(self, turn: int, layout: Layout = "full") -> BenchRecord:
+        """The row of 1-based ``turn`` (``prefix``: lists cut after ``turn``)."""
+        end = len(self.prompts) if layout == "full" else turn
+        return BenchRecord(task=self.task, id=self.id, prompt=self.prompts[:end],
+                           response=self.responses[:end], current_prompt=self.prompts[turn - 1],
+                           system_str=self.system_str, turn_idx=turn, total_turns=self.total_turns)
+
+
+@dataclass(slots=True)
+class ReconstructReport:
+    """What :func:`reconstruct` saw: rows read, trajectories built, and the rows it dropped.
+
+    ``duplicates``: ``(line, task, id, turn_idx)`` of rows whose key an earlier row had;
+    ``conflicts``: ``(line, task, id, what)`` of rows disagreeing with an earlier row of their
+    trajectory (the longer lists are kept).
+    """
+
+    rows: int = 0
+    trajectories: int = 0
+    duplicates: list[tuple[int, str, int, int]] = field(default_factory=list)
+    conflicts: list[tuple[int, str, int, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = f"{self.rows} rows, {self.trajectories} trajectories"
+        if self.duplicates:
+            shown = ", ".join(f"line {n} ({t} id {i} turn {k})" for n, t, i, k in self.duplicates[:5])
+            text += f"; {len(self.duplicates)} duplicate (task, id, turn_idx) dropped: {shown}"
+        if self.conflicts:
+            text += f"; {len(self.conflicts)} rows disagree with their trajectory"
+        return text
+
+
+def _agrees(a: list[str], b: list[str]) -> bool:
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def reconstruct(rows: Iterable[tuple[int, BenchRecord]]) -> tuple[list[Trajectory], ReconstructReport]:
+    """Group rows by ``(task, id)`` into trajectories, each rebuilt once.
+
+    A row whose ``(task, id, turn_idx)`` was seen before is a duplicate: dropped and reported.
+    Lists are merged by keeping the longest; a row whose lists or ``system_str`` disagree with
+    its trajectory's is reported as a conflict. Trajectories come out in first-seen order.
+    """
+    report = ReconstructReport()
+    built: dict[tuple[str, int], Trajectory] = {}
+    seen: set[tuple[str, int, int]] = set()
+    for line, record in rows:
+        report.rows += 1
+        if record.key in seen:
+            report.duplicates.append((line, *record.key))
+            continue
+        seen.add(record.key)
+        key = (record.task, record.id)
+        traj = built.get(key)
+        if traj is None:
+            traj = built[key] = Trajectory(record.task, record.id, record.system_str,
+                                           list(record.prompt), list(record.response),
+                                           record.total_turns)
+        else:
+            if record.system_str != traj.system_str:
+                report.conflicts.append((line, record.task, record.id, "system_str"))
+            elif not (_agrees(record.prompt, traj.prompts) and _agrees(record.response, traj.responses)):
+                report.conflicts.append((line, record.task, record.id, "prompt/response"))
+            if len(record.prompt) > len(traj.prompts):
+                traj.prompts = list(record.prompt)
+            if len(record.response) > len(traj.responses):
+                traj.responses = list(record.response)
+            traj.total_turns = max(traj.total_turns, record.total_turns)
+        traj.turns.append(record.turn_idx)
+    for traj in built.values():
+        traj.turns.sort()
+    report.trajectories = len(built)
+    return list(built.values()), report
+
+
+def to_episode(traj: Trajectory) -> Episode:
+    """The trajectory as an :class:`Episode` (text only: the format has no structured state).
+
+    Actions lose the ``### Turn k\\n**Action:**\\n`` header and observations the
+    ``**Environment Observation:**\\n`` marker when they have exactly that form; otherwise the
+    raw string is the text and is kept in ``step.info`` (``awb_prompt``/``awb_response``) so
+    that :func:`from_episode` writes it back unchanged. The system prompt is ``system_str``
+    (split into prompt and initial observation only where that rebuilds it exactly).
+    """
+    steps = []
+    for i, (prompt, response) in enumerate(zip(traj.prompts, traj.responses)):
+        header = _HEADER.match(prompt)
+        action = prompt[header.end():] if header and int(header.group(1)) == i + 1 else prompt
+        marker = OBSERVATION_MARKER + "\n"
+        obs = response[len(marker):] if response.startswith(marker) else response
+        info: dict[str, Any] = {}
+        if action_prompt(i + 1, action) != prompt:
+            info["awb_prompt"] = prompt
+        if observation_response(obs) != response:
+            info["awb_response"] = response
+        steps.append(Step(action=Action(text=action), observation=Observation(text=obs), info=info))
+    meta: dict[str, Any] = {"source": "agentworldbench",
+                            "awb": {"task": traj.task, "id": traj.id, "turns": traj.turns,
+                                    "total_turns": traj.total_turns}}
+    head, initial = split_system_message(traj.system_str)
+    episode = Episode(id=str(traj.id), domain=traj.domain, system_prompt=head,
+                      initial_observation=Observation(text=initial), steps=steps, metadata=meta)
+    if system_message(episode) != traj.system_str:
+        episode.system_prompt, episode.initial_observation = traj.system_str, Observation(text="")
+        episode.metadata["verbatim_system"] = True
+    return episode
+
+
+def _int_id(episode_id: str) -> int:
+    """An integer trajectory id: the id itself when decimal, else a stable 48-bit hash."""
+    if episode_id.isdigit():
+        return int(episode_id)
+    return int(hashlib.sha256(episode_id.encode()).hexdigest()[:12], 16)
+
+
+def from_episode(episode: Episode) -> Trajectory:
+    """The episode as a trajectory: ``system_str`` is :func:`~agentworld.core.formats.system_message`,
+    every step a turn (or the turns an imported episode recorded), the id an int."""
+    awb = episode.metadata.get("awb") or {}
+    prompts = [s.info.get("awb_prompt") or action_prompt(k, s.action.text)
+               for k, s in enumerate(episode.steps, start=1)]
+    responses = [s.info.get("awb_response") or observation_response(s.observation.text)
+                 for s in episode.steps]
+    n = len(episode.steps)
+    turns = [t for t in awb.get("turns", range(1, n + 1)) if 1 <= t <= n]
+    return Trajectory(task=awb.get("task", episode.domain), id=awb.get("id", _int_id(episode.id)),
+                      system_str=system_message(episode), prompts=prompts, responses=responses,
+                      total_turns=max(awb.get("total_turns", n), n, 1), turns=turns)
+
+
+def read_episodes(url: str) -> tuple[list[Episode], ReconstructReport]:
+    """Episodes of an AgentWorldBench file, one per trajectory, and the reconstruction report.
+
+    Raises:
+        DatasetError: as :func:`iter_records`.
+    """
+    trajectories, report = reconstruct(iter_records(url))
+    return [to_episode(t) for t in trajectories], report
+
+
+def export_jsonl(url: str, episodes: Iterable[Episode], layout: Layout = "full") -> int:
+    """Write every evaluated turn of ``episodes`` as AgentWorldBench rows (atomic). Returns rows.
+
+    Raises:
+        ValueError: ``layout`` is not ``full`` or ``prefix``.
+    """
+    if layout not in ("full", "prefix"):
+        raise ValueError(f"layout must be 'full' or 'prefix', got {layout!r}")
+    trajs = (from_episode(e) for e in episodes)
+    return write_records(url, (t.record(k, layout) for t in trajs for k in t.turns))
+
+
+def is_record(keys: Iterable[str]) -> bool:
+    """Whether a JSON object's keys are those of an AgentWorldBench row."""
+    return set(FIELDS) <= set(keys)
+
+
+def sniff(url: str) -> str | None:
+    """``"agentworldbench"`` or ``"episodes"`` by the keys of the first non-blank line of
+    ``url``; ``None`` when it is neither (or not JSON)."""
+    with fsspec.open(url, "rb", compression="infer") as f:
+        for raw in f:
+            if raw.strip():
+                break
+        else:
+            return None
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    if is_record(record):
+        return "agentworldbench"
+    return "episodes" if {"steps", "domain"} <= set(record) else None

@@ -130,7 +130,7 @@ def train_cmd(
     output_dir: Annotated[str | None, typer.Option(
         help="Where the checkpoint (or agent) is written.")] = None,
     data: Annotated[str | None, typer.Option(
-        help="Training episodes (JSONL URL); needed by world-model stages, optional for agent.")] = None,
+        help="Training data (JSONL URL): episodes, or AgentWorldBench rows of any domain; needed by world-model stages, optional for agent.")] = None,
     model: Annotated[str | None, typer.Option(
         help="Model preset name or checkpoint directory (world-model stages; agent with policy=lm).")] = None,
     env: Annotated[str | None, typer.Option(
@@ -146,8 +146,6 @@ def train_cmd(
         "--options", help="List the stage's --set options (key, default, meaning) and exit.")] = False,
 ) -> None:
     """Train one stage: a world model (cpt, sft, rl on collected episodes) or an agent (agent --env)."""
-    from agentworld.core.io import read_episodes
-
     if show_options:
         _print_options(stage)
         return
@@ -171,8 +169,21 @@ def train_cmd(
     if "model" not in options and getattr(trainer, "needs_model", True):
         raise typer.BadParameter(f"stage {stage!r} needs --model (a preset name or checkpoint)",
                                  param_hint="--model")
-    path = trainer.train(read_episodes(data) if data is not None else [], options)
+    path = trainer.train(_training_episodes(data) if data is not None else [], options)
     console.print(f"{stage} output -> {path}")
+
+
+def _training_episodes(url: str) -> list:
+    """Episodes of ``--data``: episode JSONL, or AgentWorldBench rows (one episode per
+    trajectory, its ``system_str`` as the system prompt)."""
+    from agentworld.core import agentworldbench as awb
+    from agentworld.core.io import read_episodes
+
+    if awb.sniff(url) == "agentworldbench":
+        episodes, report = awb.read_episodes(url)
+        console.print(f"AgentWorldBench data {url}: {report.summary()}")
+        return episodes
+    return read_episodes(url)
 
 
 def _print_options(stage: str) -> None:
@@ -268,55 +279,42 @@ def simulate_cmd(
 
 @app.command("convert")
 def convert_cmd(
-    source: Annotated[str, typer.Argument(help="Input JSONL URL.")],
+    source: Annotated[str, typer.Argument(help="Input JSONL URL (.gz etc. inferred from the name).")],
     target: Annotated[str, typer.Argument(help="Output JSONL URL.")],
     to: Annotated[str | None, typer.Option(
         help="Output format: 'agentworldbench' (from episodes) or 'episodes' (from AgentWorldBench). "
         "Default: the other format than SOURCE's, told by its first record.")] = None,
+    layout: Annotated[str, typer.Option(
+        help="agentworldbench: rows hold every turn ('full', as the public files) or the turns "
+        "up to turn_idx ('prefix').")] = "full",
 ) -> None:
-    """Convert between episode JSONL and AgentWorldBench transition JSONL."""
+    """Convert between episode JSONL and AgentWorldBench rows (one per evaluated turn)."""
     from agentworld.core import agentworldbench as awb
-    from agentworld.core.io import DatasetError, read_episodes, write_episodes
+    from agentworld.core.io import read_episodes, write_episodes
 
-    bench_fields, episode_fields = set(awb.BenchRecord.model_fields), {"steps", "domain"}
+    found = awb.sniff(source)
     if to is None:
-        keys = _first_record_keys(source)
-        to = "agentworldbench" if episode_fields <= keys else "episodes" if bench_fields <= keys else None
+        to = {"episodes": "agentworldbench", "agentworldbench": "episodes"}.get(found or "")
         if to is None:
             raise typer.BadParameter(f"{source}'s first line is neither an episode nor an "
                                      "AgentWorldBench record; pass --to to say which to write",
                                      param_hint="--to")
     if to not in ("agentworldbench", "episodes"):
         raise typer.BadParameter(f"{to!r}; valid: agentworldbench, episodes", param_hint="--to")
-    try:
-        if to == "agentworldbench":
-            n = awb.export_jsonl(target, read_episodes(source))
-        else:
-            n = write_episodes(target, awb.to_episodes(awb.import_jsonl(source)))
-    except DatasetError as err:
-        # An explicit --to naming the source's own format: say which way to go.
-        same = bench_fields if to == "agentworldbench" else episode_fields
-        if err.line == 1 and same <= _first_record_keys(source):
-            other = "episodes" if to == "agentworldbench" else "agentworldbench"
-            raise typer.BadParameter(f"{source} is {to} JSONL already: pass --to {other} (or no "
-                                     "--to) to convert it", param_hint="--to") from None
-        raise
-    what = "episodes" if to == "episodes" else "AgentWorldBench records"
-    console.print(f"wrote {n} {what} -> {target}")
-
-
-def _first_record_keys(url: str) -> set[str]:
-    """The keys of the JSON object on the first line of ``url`` (empty if it is none)."""
-    import json
-
-    import fsspec
-
-    with fsspec.open(url, "r", encoding="utf-8") as f:
-        try:
-            record = json.loads(f.readline())
-        except json.JSONDecodeError:
-            return set()
-    return set(record) if isinstance(record, dict) else set()
+    if layout not in ("full", "prefix"):
+        raise typer.BadParameter(f"{layout!r}; valid: full, prefix", param_hint="--layout")
+    if found == to:
+        other = "episodes" if to == "agentworldbench" else "agentworldbench"
+        raise typer.BadParameter(f"{source} is {to} JSONL already: pass --to {other} (or no "
+                                 "--to) to convert it", param_hint="--to")
+    if to == "agentworldbench":
+        n = awb.export_jsonl(target, read_episodes(source), layout=layout)  # type: ignore[arg-type]
+        console.print(f"wrote {n} AgentWorldBench records -> {target}")
+        return
+    episodes, report = awb.read_episodes(source)
+    n = write_episodes(target, episodes)
+    console.print(f"read {report.summary()}")
+    console.print(f"wrote {n} episodes -> {target}")
 
 
 @app.command("run")

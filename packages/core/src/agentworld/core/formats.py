@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agentworld.core.answers import strip_think
 from agentworld.core.types import Episode, Step
 
 OBS_OPEN = "<predicted_observation>"
@@ -133,9 +134,14 @@ def previous_observation(messages: list[Message]) -> str:
 def parse_prediction(answer: str) -> str | None:
     """The observation inside the single ``<predicted_observation>`` block of ``answer``.
 
+    Reasoning in ``<think>`` is removed first (:func:`agentworld.core.answers.strip_think`,
+    as AgentWorldBench does), so a block written while reasoning does not count.
+
     Returns ``None`` when the answer has no closed block or more than one
     (a malformed prediction, scored 0 by format-aware rewards).
     """
+    if THINK_OPEN in answer or THINK_CLOSE in answer:
+        answer = strip_think(answer)
     if answer.count(OBS_OPEN) != 1 or answer.count(OBS_CLOSE) != 1:
         return None
     match = _BLOCK.search(answer)
@@ -143,7 +149,13 @@ def parse_prediction(answer: str) -> str | None:
 
 
 def system_message(episode: Episode) -> str:
-    """System content: the domain's world-model prompt, the task and the initial observation."""
+    """System content: the domain's world-model prompt, the task and the initial observation.
+
+    An episode imported from AgentWorldBench whose ``system_str`` has no separate initial
+    observation (``metadata["verbatim_system"]`` true) gives its ``system_prompt`` verbatim.
+    """
+    if episode.metadata.get("verbatim_system"):
+        return episode.system_prompt
     parts = [episode.system_prompt.strip()] if episode.system_prompt.strip() else []
     if episode.task is not None:
         parts.append(f"Task given to the agent: {episode.task.instruction}")
