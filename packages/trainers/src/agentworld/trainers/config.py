@@ -13,24 +13,21 @@ from agentworld.trainers.tracking import check_trackers
 
 
 class LoraSettings(BaseModel):
-    """peft LoRA options. The final checkpoint is the merged model; the adapter is saved in ``adapter/``."""
+    """peft LoRA options. The final checkpoint is the merged model; the adapter is saved in ``adapter/``.
+
+    Attributes:
+        target_modules: Module names (or peft regex) to adapt, or ``"all-linear"``: every
+            linear layer (``nn.Linear`` and GPT-2's ``Conv1D``) but the output head, whatever
+            the architecture (peft ``LoraConfig.target_modules``). For Llama, Qwen and Gemma
+            models that is ``q/k/v/o_proj`` and ``gate/up/down_proj``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     r: int = Field(8, ge=1)
     alpha: int = Field(16, ge=1)
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
-    target_modules: list[str] = Field(
-        default_factory=lambda: [
-            "q_proj",
-            "k_proj",
-            "v_proj",
-            "o_proj",
-            "gate_proj",
-            "up_proj",
-            "down_proj",
-        ]
-    )
+    target_modules: list[str] | str = "all-linear"
 
 
 class TrainConfig(BaseModel):

@@ -14,6 +14,10 @@ window is split at turn boundaries into windows that each restart with the
 system message. An episode of a Markov domain (``metadata["history_window"]``
 set) is instead trained one turn per sequence, exactly as the world model is
 prompted at simulation time (:func:`~agentworld.core.formats.sft_pair`).
+
+Any chat template works: :class:`~agentworld.trainers.chat_mask.ChatMasker` finds the
+assistant tokens by generation markers, prefixes, TRL's training variant of the template or,
+failing those, turn by turn (then every turn is a sequence of its own).
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from dataclasses import dataclass
 
 import torch
 from agentworld.core.formats import (
-    Message,
     answer_prefix,
     cpt_text,
     episode_messages,
@@ -33,6 +36,20 @@ from agentworld.core.formats import (
 )
 from agentworld.core.types import Episode
 from transformers import PreTrainedTokenizerBase
+
+from agentworld.trainers.chat_mask import ChatMasker, render_with_spans
+
+__all__ = [
+    "IGNORE_INDEX",
+    "Sample",
+    "batch_stream",
+    "collate",
+    "cpt_blocks",
+    "episode_sample",
+    "length_batches",
+    "render_with_spans",
+    "sft_samples",
+]
 
 IGNORE_INDEX = -100
 
@@ -71,47 +88,13 @@ def cpt_blocks(
     ]
 
 
-def _render(tokenizer: PreTrainedTokenizerBase, messages: list[Message], gen: bool = False) -> str:
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=gen)
-
-
-def render_with_spans(
-    tokenizer: PreTrainedTokenizerBase, messages: list[Message]
-) -> tuple[str, list[int], list[tuple[int, int]]]:
-    """Render ``messages`` and locate each message and each assistant answer in the text.
-
-    Returns:
-        ``(text, starts, spans)``: the rendered chat; the character offset where
-        each message begins; and the ``[start, end)`` character span of every
-        assistant answer, from its first content character through its
-        end-of-turn marker (trailing whitespace excluded).
-
-    Raises:
-        ValueError: the chat template is not prefix-stable (rendering a prefix
-            of the conversation must give a prefix of the full text).
-    """
-    text = _render(tokenizer, messages)
-    starts, spans = [], []
-    for k, message in enumerate(messages):
-        head = _render(tokenizer, messages[:k]) if k else ""
-        if not text.startswith(head):
-            raise ValueError(
-                "the tokenizer's chat template is not prefix-stable; cannot mask SFT targets"
-            )
-        starts.append(len(head))
-        if message["role"] == "assistant":
-            prompt = _render(tokenizer, messages[:k], gen=True)
-            end = len(_render(tokenizer, messages[: k + 1]).rstrip())
-            spans.append((len(prompt), end))
-    return text, starts, spans
-
-
 def episode_sample(
     tokenizer: PreTrainedTokenizerBase,
     episode: Episode,
     max_seq_len: int,
     reasoning: Sequence[str] | None = None,
     train_rationale: bool = True,
+    masker: ChatMasker | None = None,
 ) -> list[Sample]:
     """The SFT sequences of one episode: ``[1, ...]`` windows of at most ``max_seq_len`` tokens.
 
@@ -121,70 +104,36 @@ def episode_sample(
     is ``<think>rationale</think>`` then the observation block, all of it in the loss
     unless ``train_rationale`` is false: then the loss starts after the block's opening tag
     (:func:`~agentworld.core.formats.answer_prefix`), for simulators that write the
-    rationale themselves.
+    rationale themselves. How the assistant tokens are found under the tokenizer's chat
+    template is ``masker``'s business (:class:`~agentworld.trainers.chat_mask.ChatMasker`;
+    built from ``tokenizer`` when not given): with a template that is not prefix-stable and
+    has no generation markers, every turn is a sequence of its own.
 
     Raises:
-        ValueError: ``reasoning`` does not have one entry per step.
+        ValueError: ``reasoning`` does not have one entry per step; the tokenizer has no
+            chat template.
     """
     if reasoning is not None and len(reasoning) != len(episode.steps):
         raise ValueError(
             f"episode {episode.id}: {len(reasoning)} rationales for {len(episode.steps)} steps"
         )
-    # Characters at the start of each answer kept out of the loss.
+    masker = masker or ChatMasker(tokenizer)
+    # The start of each answer kept out of the loss.
     if reasoning is not None and not train_rationale:
-        skip = [len(answer_prefix(r)) for r in reasoning]
+        skip = [answer_prefix(r) for r in reasoning]
     else:
-        skip = [0] * len(episode.steps)
+        skip = [""] * len(episode.steps)
     if history_window(episode) is not None:
-        return [
-            _turn_sample(
-                tokenizer, episode, t, max_seq_len, reasoning[t] if reasoning else None, skip[t]
+        out = []
+        for t in range(len(episode.steps)):
+            prompt, target = sft_pair(episode, t, reasoning[t] if reasoning else None)
+            ids, mask = masker.last_turn(
+                [*prompt, {"role": "assistant", "content": target}], max_seq_len, skip[t]
             )
-            for t in range(len(episode.steps))
-        ]
+            out.append(Sample(ids, mask))
+        return out
     messages = episode_messages(episode, list(reasoning) if reasoning is not None else None)
-    text, starts, spans = render_with_spans(tokenizer, messages)
-    spans = [(a + k, b) for (a, b), k in zip(spans, skip)]
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    ids: list[int] = enc["input_ids"]
-    offsets: list[tuple[int, int]] = enc["offset_mapping"]
-    mask = [int(any(a <= s < b for a, b in spans)) for s, _ in offsets]
-    # Token index where each message begins; turns are (user, assistant) pairs.
-    first = [next((i for i, (s, _) in enumerate(offsets) if s >= c), len(ids)) for c in starts]
-    bounds = [0] + first[1::2] + [len(ids)]
-    system = range(bounds[1])
-    turns = [range(bounds[i], bounds[i + 1]) for i in range(1, len(bounds) - 1)]
-    windows: list[list[range]] = [[]]
-    for turn in turns:
-        used = len(system) + sum(len(t) for t in windows[-1])
-        if windows[-1] and used + len(turn) > max_seq_len:
-            windows.append([])
-        windows[-1].append(turn)
-    out = []
-    for window in windows:
-        idx = [i for r in (system, *window) for i in r][:max_seq_len]
-        out.append(Sample([ids[i] for i in idx], [mask[i] for i in idx]))
-    return out
-
-
-def _turn_sample(
-    tokenizer: PreTrainedTokenizerBase,
-    episode: Episode,
-    turn: int,
-    max_seq_len: int,
-    reasoning: str | None,
-    skip: int = 0,
-) -> Sample:
-    """One turn as its own sequence: the windowed prompt, then the target (the only loss) from
-    its ``skip``-th character."""
-    prompt, target = sft_pair(episode, turn, reasoning)
-    text, _, spans = render_with_spans(
-        tokenizer, [*prompt, {"role": "assistant", "content": target}]
-    )
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    start, end = spans[-1]
-    mask = [int(start + skip <= s < end) for s, _ in enc["offset_mapping"]]
-    return Sample(enc["input_ids"][:max_seq_len], mask[:max_seq_len])
+    return [Sample(ids, mask) for ids, mask in masker.windows(messages, max_seq_len, skip)]
 
 
 def sft_samples(
@@ -205,6 +154,7 @@ def sft_samples(
     """
     if reasoning is not None and len(reasoning) != len(episodes):
         raise ValueError(f"{len(reasoning)} rationale lists for {len(episodes)} episodes")
+    masker = ChatMasker(tokenizer)
     out = [
         s
         for i, e in enumerate(episodes)
@@ -215,6 +165,7 @@ def sft_samples(
             max_seq_len,
             reasoning[i] if reasoning is not None else None,
             train_rationale,
+            masker,
         )
         if any(s.loss_mask)
     ]

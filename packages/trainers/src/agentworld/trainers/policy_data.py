@@ -19,14 +19,14 @@ boundaries into windows that each restart with the system message.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import pairwise
 
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core.formats import Message
 from agentworld.core.types import Action, Episode, Observation, Task
 from agentworld.trainers.agent_lm_data import AGENT_PROMPT, first_action, system_message
-from agentworld.trainers.data import Sample, render_with_spans
+from agentworld.trainers.chat_mask import ChatMasker
+from agentworld.trainers.data import Sample
 
 __all__ = [
     "AGENT_PROMPT",
@@ -114,42 +114,27 @@ def clean_action(text: str) -> str:
 
 
 def chat_samples(
-    tokenizer: PreTrainedTokenizerBase, messages: list[Message], max_seq_len: int
+    tokenizer: PreTrainedTokenizerBase,
+    messages: list[Message],
+    max_seq_len: int,
+    masker: ChatMasker | None = None,
 ) -> list[Sample]:
     """Masked training windows of one ``[system, (user, assistant) * T]`` chat.
 
-    The loss mask is 1 on assistant content through its end-of-turn marker and 0 elsewhere.
-    A window is the system message plus as many whole turns as fit in ``max_seq_len``
+    The loss mask is 1 on assistant content through its end-of-turn marker and 0 elsewhere,
+    under any chat template (``masker``, built from ``tokenizer`` when not given; see
+    :class:`~agentworld.trainers.chat_mask.ChatMasker`). A window is the system message plus as many whole turns as fit in ``max_seq_len``
     tokens; a single turn that does not fit is cut at ``max_seq_len``.
 
     Returns:
         ``[num_windows]`` samples, each ``input_ids``/``loss_mask`` of ``<= max_seq_len`` tokens.
 
     Raises:
-        ValueError: the chat template is not prefix-stable, or ``messages`` is not
+        ValueError: the tokenizer has no chat template, or ``messages`` is not
             ``[system, (user, assistant) * T]``.
     """
-    roles = [m["role"] for m in messages]
-    if not roles or roles[0] != "system" or roles[1:] != ["user", "assistant"] * (len(roles) // 2):
-        raise ValueError(f"expected [system, (user, assistant) * T] messages, got roles {roles}")
-    text, starts, spans = render_with_spans(tokenizer, messages)
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    ids: list[int] = enc["input_ids"]
-    offsets: list[tuple[int, int]] = enc["offset_mapping"]
-    mask = [int(any(a <= s < b for a, b in spans)) for s, _ in offsets]
-    first = [next((i for i, (s, _) in enumerate(offsets) if s >= c), len(ids)) for c in starts]
-    bounds = [*first[1::2], len(ids)]  # token index where each turn (user message) begins
-    system = list(range(bounds[0]))
-    windows: list[list[int]] = [[]]
-    for a, b in pairwise(bounds):
-        if windows[-1] and len(system) + len(windows[-1]) + (b - a) > max_seq_len:
-            windows.append([])
-        windows[-1] += range(a, b)
-    out = []
-    for window in windows:
-        idx = (system + window)[:max_seq_len]
-        out.append(Sample([ids[i] for i in idx], [mask[i] for i in idx]))
-    return out
+    masker = masker or ChatMasker(tokenizer)
+    return [Sample(ids, mask) for ids, mask in masker.windows(messages, max_seq_len)]
 
 
 def policy_samples(
@@ -169,10 +154,11 @@ def policy_samples(
         raise ValueError(
             f"policy sft needs episodes with at least one action; none of {len(episodes)} has one"
         )
+    masker = ChatMasker(tokenizer)
     out = [
         s
         for e in with_steps
-        for s in chat_samples(tokenizer, policy_messages(e, agent_prompt), max_seq_len)
+        for s in chat_samples(tokenizer, policy_messages(e, agent_prompt), max_seq_len, masker)
         if any(s.loss_mask)
     ]
     if not out:
