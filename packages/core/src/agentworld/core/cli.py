@@ -65,17 +65,19 @@ def plugins_cmd() -> None:
 
 @app.command("domains")
 def domains_cmd() -> None:
-    """List installed domains with their environment facts (sandbox in use, versions)."""
+    """List installed domains: whether a real environment runs here (else data-only: trained
+    and measured from recorded trajectories), and their environment facts."""
     table = Table(title="agentworld domains")
-    for column in ("domain", "version", "plugin", "environment"):
+    for column in ("domain", "real environment here", "version", "plugin", "facts"):
         table.add_column(column, overflow="fold")
     for name in plugins.names("domain"):
         domain = plugins.get_domain(name)
+        real = "no (data-only)" if getattr(domain, "has_environment", True) is False else "yes"
         try:
             facts = "; ".join(f"{k}: {v}" for k, v in domain.describe().items())
         except Exception as e:  # a domain that cannot run here still lists
             facts = f"unavailable: {e}"
-        table.add_row(name, domain.version, plugins.owner("domain", name), Text(facts))
+        table.add_row(name, real, domain.version, plugins.owner("domain", name), Text(facts))
     console.print(table)
 
 
