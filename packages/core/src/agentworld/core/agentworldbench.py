@@ -30,13 +30,11 @@ from typing import Any, Literal
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
-from agentworld.core.answers import GUI_DOMAINS, OBSERVATION_MARKER
+from agentworld.core.answers import DOMAINS, GUI_DOMAINS, OBSERVATION_MARKER
 from agentworld.core.formats import split_system_message, system_message
 from agentworld.core.io import DatasetError, atomic_open
 from agentworld.core.types import Action, Episode, Observation, Step
 
-DOMAINS: tuple[str, ...] = ("mcp", "search", "terminal", "swe", "android", "web", "os")
-"""The seven domains of AgentWorldBench, in the public README's order."""
 PUBLIC_TURNS = {"mcp": 286, "search": 458, "terminal": 354, "swe": 472, "android": 200,
                 "web": 200, "os": 200}
 """Evaluated turns per domain in the public release (2,170 in all)."""

@@ -25,6 +25,8 @@ import re
 
 RESPONSE_TAG = "predicted_observation"
 OBSERVATION_MARKER = "**Environment Observation:**"
+DOMAINS: tuple[str, ...] = ("mcp", "search", "terminal", "swe", "android", "web", "os")
+"""The seven domains of AgentWorldBench, in the public README's order."""
 GUI_DOMAINS = frozenset({"android", "web", "os"})
 
 _THINK_TAG = re.compile(r"<(/?)think>", re.IGNORECASE)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentworld.core.agentworldbench import DOMAINS
+from agentworld.core.answers import DOMAINS
 from agentworld.core.hookspecs import Register, hookimpl
 
 
