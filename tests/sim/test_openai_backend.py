@@ -364,8 +364,10 @@ def test_batcher_gathers_concurrent_submissions() -> None:
 
     first, failed = asyncio.run(main())
     assert first == [0, 10, 20, 30, 40, 50]
-    assert calls[:2] == [[0, 1, 2, 3], [4, 5]] and batcher.batch_sizes == [4, 2, 2]
-    assert all(isinstance(f, ValueError) for f in failed)
+    assert calls[:2] == [[0, 1, 2, 3], [4, 5]]
+    # the failed batch [13, 1] is retried item by item: only 13 fails
+    assert batcher.batch_sizes == [4, 2, 2, 1, 1]
+    assert isinstance(failed[0], ValueError) and failed[1] == 10
 
 
 def test_prepare_resolves_token_limits(qwen3_dir: Path) -> None:

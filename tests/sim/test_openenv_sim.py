@@ -46,7 +46,7 @@ def served_episode(client, actions: list[str]) -> list[tuple]:
     rows = [(result.observation["text"], result.reward, result.done, None, None)]
     for action in actions:
         result = client.step({"text": action})
-        info = result.observation["info"]
+        info = result.metadata
         rows.append(
             (result.observation["text"], result.reward, result.done, info["raw"], info["parsed"])
         )
@@ -92,7 +92,7 @@ def test_concurrent_sessions_share_the_model_and_keep_their_own_history(qwen3_di
                 a.step({"text": "ls"}), b.step({"text": "echo other"})
             )
             for got, want in ((got_a, first[1]), (got_b, other[1])):
-                info = got.observation["info"]
+                info = got.metadata
                 assert (got.observation["text"], got.done, info["raw"]) == (want[0], True, want[3])
                 assert info["truncated_reason"] == "malformed" and info["parsed"] is False
             state_a, state_b = await asyncio.gather(a.state(), b.state())
@@ -110,7 +110,7 @@ def test_reward_and_termination_pass_through(rewarded_dir: Path) -> None:
         with GenericEnvClient(base_url=url).sync() as client:
             client.reset()
             result = client.step({"text": "ls"})
-    info = result.observation["info"]
+    info = result.metadata
     assert result.observation["text"] == "hello.txt" and info["parsed"] is True
     assert (result.reward, result.done, info["terminated"], info["truncated"]) == (
         1.0,

@@ -45,15 +45,16 @@ def test_openenv_client_runs_a_real_terminal_episode(server: ServerThread) -> No
         assert result.reward is None
         result = env.step({"text": "mkdir a && ls"})
         assert result.observation["text"] == f"a\n{PROMPT}"
-        assert result.observation["info"]["exit_code"] == 0
-        assert result.observation["info"]["state"]["files"] == {"a": "<dir>"}
+        assert result.metadata["exit_code"] == 0
+        assert result.observation["metadata"] == result.metadata  # OpenEnv repeats it
+        assert "state" not in result.metadata  # the file-state snapshot stays on the server
         assert (result.reward, result.done) == (0.0, False)
         result = env.step({"text": "ls nothere"})
         assert result.observation["text"].startswith("ls: cannot access 'nothere'")
-        assert result.observation["info"]["exit_code"] == 2
+        assert result.metadata["exit_code"] == 2
         result = env.step({"text": "pwd"})
         assert result.observation["text"] == f"/home/agent\n{PROMPT}"
-        assert result.done is True and result.observation["info"]["truncated"] is True
+        assert result.done is True and result.metadata["truncated"] is True
         state = env.state()
         assert state["step_count"] == 3 and state["done"] is True
         assert state["domain"] == "terminal" and state["simulated"] is False
@@ -149,7 +150,7 @@ def test_http_sessions_and_stateless_requests(server: ServerThread) -> None:
             None,
             False,
         )
-        assert reset["observation"]["info"]["truncated"] is False
+        assert reset["metadata"]["truncated"] is False
         one_shot = http.post("/step", json={"action": {"text": "echo one"}}).json()
         assert one_shot["observation"]["text"] == f"one\n{PROMPT}" and one_shot["reward"] == 0.0
         assert http.get("/state").json()["step_count"] == 0
@@ -168,6 +169,7 @@ def test_http_sessions_and_stateless_requests(server: ServerThread) -> None:
         assert http.get("/sessions").json()["active"] == 0
         schema = http.get("/schema").json()
         assert schema["action"]["required"] == ["text"]
+        assert schema["reset_observation"] == schema["observation"]
         assert http.get("/metadata").json()["name"] == "terminal"
 
 

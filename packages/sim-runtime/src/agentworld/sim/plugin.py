@@ -69,16 +69,30 @@ def register_commands(cli: Any) -> None:
         api_key: Annotated[
             str | None,
             typer.Option(
-                envvar="AGENTWORLD_SERVE_API_KEY", help="Require this bearer key on /v1/* requests."
+                envvar=["AGENTWORLD_API_KEY", "AGENTWORLD_SERVE_API_KEY"],
+                help="Require this bearer key on /v1/* requests (needed off loopback).",
             ),
         ] = None,
+        no_auth: Annotated[
+            bool,
+            typer.Option("--no-auth", help="Allow a non-loopback --host without an API key."),
+        ] = False,
+        max_body_bytes: Annotated[
+            int, typer.Option(min=1, help="Largest request body (bytes); larger ones get 413.")
+        ] = 1024 * 1024,
     ) -> None:
         """Serve a chat checkpoint over an OpenAI-compatible API.
 
-        Routes: /v1/chat/completions, /v1/models, /health.
+        Routes: /v1/chat/completions, /v1/models, /health. Off loopback (--host 0.0.0.0)
+        it needs --api-key (or AGENTWORLD_API_KEY) unless --no-auth is given.
         """
+        from agentworld.sim.server.auth import check_exposure
         from agentworld.sim.server.openai import serve
 
+        try:
+            check_exposure(host, api_key, no_auth=no_auth)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--host") from None
         serve(
             checkpoint,
             host=host,
@@ -89,6 +103,8 @@ def register_commands(cli: Any) -> None:
             max_wait_s=max_wait_ms / 1000,
             default_max_tokens=default_max_tokens,
             api_key=api_key,
+            max_body_bytes=max_body_bytes,
+            no_auth=no_auth,
             device=device,
             dtype=dtype,
         )
@@ -133,13 +149,46 @@ def register_commands(cli: Any) -> None:
             str | None,
             typer.Option(help="Unparsed world-model answer: 'truncate' or 'retry'."),
         ] = None,
+        tasks: Annotated[
+            bool,
+            typer.Option(
+                "--tasks/--free-play",
+                help="A reset gets the domain sampler's task for its seed (or free play).",
+            ),
+        ] = True,
+        listed_tasks: Annotated[
+            int, typer.Option(min=0, help="Tasks also offered by task_id (GET /tasks).")
+        ] = 0,
+        max_sessions_per_client: Annotated[
+            int | None,
+            typer.Option(min=1, help="Most HTTP sessions of one client address."),
+        ] = None,
+        api_key: Annotated[
+            str | None,
+            typer.Option(
+                envvar="AGENTWORLD_API_KEY",
+                help="Require this bearer key on every route but /health (needed off loopback).",
+            ),
+        ] = None,
+        no_auth: Annotated[
+            bool,
+            typer.Option("--no-auth", help="Allow a non-loopback --host without an API key."),
+        ] = False,
     ) -> None:
         """Serve environments of a domain over the OpenEnv protocol (HTTP and WebSocket).
 
-        Routes: /ws (one session per connection), /reset, /step, /state, /sessions, /health,
-        /schema, /metadata. Needs the `openenv` extra.
+        Routes: /ws (one session per connection), /reset, /step, /state, /sessions, /mcp,
+        /tasks, /health, /schema, /metadata. Needs the `openenv` extra. Off loopback
+        (--host 0.0.0.0) it needs --api-key (or AGENTWORLD_API_KEY) unless --no-auth is
+        given: with --real every client gets a shell.
         """
         from agentworld.sim.openenv.serve import build_app, serve
+        from agentworld.sim.server.auth import check_exposure
+
+        try:
+            check_exposure(host, api_key, no_auth=no_auth)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--host") from None
 
         env_options: dict[str, Any] = {}
         load_options: dict[str, Any] = {}
@@ -167,7 +216,11 @@ def register_commands(cli: Any) -> None:
                 load_options=load_options,
                 env_options=env_options,
                 max_sessions=max_sessions,
+                tasks=tasks,
+                num_listed_tasks=listed_tasks,
+                api_key=api_key,
+                max_sessions_per_client=max_sessions_per_client,
             )
         except ValueError as error:
             raise typer.BadParameter(str(error)) from None
-        serve(app, host=host, port=port)
+        serve(app, host=host, port=port, api_key=api_key, no_auth=no_auth)

@@ -1,40 +1,57 @@
-"""The OpenEnv-protocol server app (FastAPI): HTTP and WebSocket routes over sessions.
+"""The OpenEnv-protocol server app (FastAPI): HTTP, WebSocket and MCP routes over sessions.
 
-Routes (payloads as in ``openenv.core.env_server.http_server``, openenv-core 0.3):
+Routes (payloads as in ``openenv.core.env_server.http_server``, openenv 0.10):
 
-- ``GET /health`` -> ``{"status": "healthy"}``; ``GET /schema``, ``GET /metadata``.
+- ``GET /health`` -> ``{"status": "healthy"}``; ``GET /schema`` (``action``,
+  ``observation``, ``reset_observation``, ``state``), ``GET /metadata``; ``GET /tasks``:
+  the tasks a reset may name by ``task_id``.
 - ``WS /ws``: one session per connection. Client messages ``{"type": "reset", "data":
-  {seed?, episode_id?, task?}}``, ``{"type": "step", "data": {"text": ...}}``, ``{"type":
-  "state"}``, ``{"type": "close"}``; replies ``{"type": "observation", "data": {"observation":
-  {"text", "info"}, "reward", "done"}}``, ``{"type": "state", "data": {...}}`` or ``{"type":
-  "error", "data": {"message", "code"}}``. A bad message gets an error reply and the session
-  goes on; a connection beyond ``max_sessions`` gets a ``CAPACITY_REACHED`` error and is closed.
+  {seed?, episode_id?, task_id?}}``, ``{"type": "step", "data": {"text": ...}}``, ``{"type":
+  "state"}``, ``{"type": "mcp", "data": JSON-RPC}``, ``{"type": "close"}``; replies ``{"type":
+  "observation", "data": {"observation": {"text", "metadata"}, "reward", "done",
+  "metadata"}}``, ``{"type": "state", "data": {...}}``, ``{"type": "mcp", "data": ...}`` or
+  ``{"type": "error", "data": {"message", "code"}}``. A bad message gets an error reply and
+  the session goes on; a connection beyond ``max_sessions`` gets ``CAPACITY_REACHED``.
 - ``POST /reset``, ``POST /step``, ``GET /state``: stateless as OpenEnv defines them (a fresh
   env per request; ``/step`` resets it first) unless ``session_id`` names an HTTP session made
   by ``POST /sessions`` (closed by ``DELETE /sessions/{id}``); ``GET /sessions`` counts them.
+- ``POST /mcp``: JSON-RPC ``tools/list`` and ``tools/call`` (see :mod:`.mcp`).
 
-HTTP errors are ``{"detail": message}``: 404 unknown session, 409 step with no running
-episode, 413 body over ``max_body_bytes``, 422 malformed request or action, 503 at capacity.
+A reset never carries a task: the server picks it (see :mod:`.tasks`). With ``api_key``
+every route but ``/health`` needs ``Authorization: Bearer KEY`` (see
+:mod:`agentworld.sim.server.auth`). When the app shuts down (SIGTERM, Ctrl-C, the end of a
+:class:`~agentworld.sim.server.ServerThread`), every session's env is closed.
+
+HTTP errors are ``{"detail": message}``: 401 no key, 404 unknown session, 409 step with no
+running episode, 413 body over ``max_body_bytes``, 422 malformed request or action, 429 a
+client over its HTTP sessions, 503 at capacity.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from agentworld.sim.openenv.envs import EpisodeOverError, ServedEnv
-from agentworld.sim.openenv.limits import BodyLimitMiddleware
+from agentworld.sim.openenv.mcp import handle_mcp
 from agentworld.sim.openenv.models import EpisodeState, TextAction, TextObservation
 from agentworld.sim.openenv.sessions import (
+    ClientLimitError,
     Session,
     SessionKind,
     SessionLimitError,
     SessionManager,
     UnknownSessionError,
 )
+from agentworld.sim.openenv.tasks import TaskPool
 from agentworld.sim.openenv.ws import reset_arguments, run_websocket_session, validation_message
-from fastapi import FastAPI, HTTPException, WebSocket
+from agentworld.sim.server.auth import BearerAuthMiddleware
+from agentworld.sim.server.limits import BodyLimitMiddleware
+from fastapi import FastAPI, HTTPException, Request, WebSocket
+from openenv.core.env_server.mcp_types import JsonRpcErrorCode, JsonRpcResponse
 from openenv.core.env_server.serialization import serialize_observation
 from openenv.core.env_server.types import (
     EnvironmentMetadata,
@@ -57,6 +74,11 @@ def create_app(
     max_sessions: int = 8,
     max_body_bytes: int = MAX_BODY_BYTES,
     idle_timeout_s: float | None = 600.0,
+    tasks: TaskPool | None = None,
+    actions: Sequence[str] | None = None,
+    api_key: str | None = None,
+    max_http_sessions: int | None = None,
+    max_sessions_per_client: int | None = None,
 ) -> FastAPI:
     """An OpenEnv-protocol app serving the envs ``factory`` makes.
 
@@ -69,18 +91,44 @@ def create_app(
         max_body_bytes: Largest HTTP body or WebSocket message accepted (bytes).
         idle_timeout_s: Idle HTTP sessions older than this (seconds) are closed when a slot is
             needed; ``None``: never.
+        tasks: Where resets get their task (by ``seed`` or ``task_id``); ``None``: free play.
+        actions: The domain's discrete action words (the MCP ``step`` tool's enum), if any.
+        api_key: When set, every route but ``/health`` needs ``Authorization: Bearer KEY``.
+        max_http_sessions: Most HTTP sessions at once (default: half of ``max_sessions``).
+        max_sessions_per_client: Most HTTP sessions of one client address (default: half
+            of ``max_http_sessions``).
 
     Returns:
         The FastAPI app; ``app.state.sessions`` is its :class:`SessionManager`.
     """
-    sessions = SessionManager(factory, max_sessions, idle_timeout_s)
-    app = FastAPI(title=f"agentworld OpenEnv server: {name}", description=description)
+    sessions = SessionManager(
+        factory,
+        max_sessions,
+        idle_timeout_s,
+        max_http_sessions=max_http_sessions,
+        max_http_per_client=max_sessions_per_client,
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:  # the server stops: no env (sandbox, browser) may outlive it
+            await sessions.close_all()
+
+    app = FastAPI(
+        title=f"agentworld OpenEnv server: {name}", description=description, lifespan=lifespan
+    )
     app.state.sessions, app.state.max_body_bytes = sessions, max_body_bytes
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
+    if api_key:
+        app.add_middleware(BearerAuthMiddleware, api_key=api_key)
 
-    async def open_session(kind: SessionKind) -> Session:
+    async def open_session(kind: SessionKind, client: str | None = None) -> Session:
         try:
-            return await sessions.open(kind)
+            return await sessions.open(kind, client)
+        except ClientLimitError as error:
+            raise HTTPException(429, str(error)) from None
         except SessionLimitError as error:
             raise HTTPException(503, str(error)) from None
 
@@ -98,21 +146,60 @@ def create_app(
         except Exception as error:  # noqa: BLE001 -- an env failure ends no other session
             raise HTTPException(500, f"env failed: {type(error).__name__}: {error}") from None
 
-    async def reset_on(session: Session, arguments: dict[str, Any]) -> TextObservation:
-        assert session.env is not None
-        return await run(session, functools.partial(session.env.reset, **arguments))
+    async def do_reset(body: dict[str, Any], session_id: str | None) -> TextObservation:
+        try:
+            arguments = reset_arguments(body, tasks)
+        except (ValueError, ValidationError) as error:
+            detail = validation_message(error) if isinstance(error, ValidationError) else str(error)
+            raise HTTPException(422, detail) from None
+        if session_id is not None:
+            session = find(session_id)
+            assert session.env is not None
+            return await run(session, functools.partial(session.env.reset, **arguments))
+        session = await open_session(SessionKind.ONE_SHOT)
+        try:
+            assert session.env is not None
+            return await run(session, functools.partial(session.env.reset, **arguments))
+        finally:
+            await sessions.close(session.id)
 
-    async def step_on(session: Session, action: TextAction, reset: bool) -> TextObservation:
+    async def do_step(action: TextAction, session_id: str | None) -> TextObservation:
+        if session_id is not None:
+            session = find(session_id)
+            assert session.env is not None
+            return await run(session, functools.partial(session.env.step, action.text))
+        session = await open_session(SessionKind.ONE_SHOT)
         env = session.env
         assert env is not None
 
         def reset_then_step() -> TextObservation:
-            env.reset()
+            env.reset(**reset_arguments({}, tasks))
             return env.step(action.text)
 
-        return await run(
-            session, reset_then_step if reset else functools.partial(env.step, action.text)
-        )
+        try:
+            return await run(session, reset_then_step)
+        finally:
+            await sessions.close(session.id)
+
+    async def do_state(session_id: str | None) -> EpisodeState:
+        if session_id is None:
+            return EpisodeState(domain=name, simulated=bool(getattr(factory, "simulated", False)))
+        session = find(session_id)
+        assert session.env is not None
+        return await session.run(session.env.state, session.id)
+
+    async def call_tool(tool: str, arguments: dict[str, Any], session_id: str | None) -> Any:
+        if tool == "reset":
+            return serialize_observation(await do_reset(arguments, session_id))
+        if tool == "step":
+            try:
+                action = TextAction.model_validate(arguments)
+            except ValidationError as error:
+                raise HTTPException(422, f"malformed action: {validation_message(error)}") from None
+            return serialize_observation(await do_step(action, session_id))
+        if arguments:
+            raise HTTPException(422, f"state takes no arguments, got {sorted(arguments)}")
+        return (await do_state(session_id)).model_dump()
 
     @app.get("/health", response_model=HealthResponse)
     async def health() -> HealthResponse:
@@ -124,11 +211,17 @@ def create_app(
 
     @app.get("/schema", response_model=SchemaResponse)
     async def schema() -> SchemaResponse:
+        observation = TextObservation.model_json_schema()
         return SchemaResponse(
             action=TextAction.model_json_schema(),
-            observation=TextObservation.model_json_schema(),
+            observation=observation,
+            reset_observation=observation,
             state=EpisodeState.model_json_schema(),
         )
+
+    @app.get("/tasks")
+    async def list_tasks() -> dict[str, Any]:
+        return {"by_seed": tasks is not None, "tasks": tasks.describe() if tasks else []}
 
     @app.get("/sessions")
     async def count_sessions() -> dict[str, int]:
@@ -136,8 +229,9 @@ def create_app(
         return {"active": sessions.num_sessions, "max": max_sessions, **counts}
 
     @app.post("/sessions")
-    async def create_session() -> dict[str, str]:
-        return {"session_id": (await open_session(SessionKind.HTTP)).id}
+    async def create_session(request: Request) -> dict[str, str]:
+        client = request.client.host if request.client else None
+        return {"session_id": (await open_session(SessionKind.HTTP, client)).id}
 
     @app.delete("/sessions/{session_id}")
     async def delete_session(session_id: str) -> dict[str, Any]:
@@ -148,20 +242,7 @@ def create_app(
     @app.post("/reset", response_model=ResetResponse)
     async def reset(body: dict[str, Any] | None = None) -> ResetResponse:
         body = dict(body or {})
-        session_id = body.pop("session_id", None)
-        try:
-            arguments = reset_arguments(body)
-        except (ValueError, ValidationError) as error:
-            detail = validation_message(error) if isinstance(error, ValidationError) else str(error)
-            raise HTTPException(422, detail) from None
-        if session_id is not None:
-            observation = await reset_on(find(session_id), arguments)
-            return ResetResponse(**serialize_observation(observation))
-        session = await open_session(SessionKind.ONE_SHOT)
-        try:
-            observation = await reset_on(session, arguments)
-        finally:
-            await sessions.close(session.id)
+        observation = await do_reset(body, body.pop("session_id", None))
         return ResetResponse(**serialize_observation(observation))
 
     @app.post("/step", response_model=StepResponse)
@@ -173,28 +254,27 @@ def create_app(
             action = TextAction.model_validate(request.action)
         except ValidationError as error:
             raise HTTPException(422, f"malformed action: {validation_message(error)}") from None
-        if session_id is not None:
-            observation = await step_on(find(session_id), action, reset=False)
-            return StepResponse(**serialize_observation(observation))
-        session = await open_session(SessionKind.ONE_SHOT)
-        try:
-            observation = await step_on(session, action, reset=True)
-        finally:
-            await sessions.close(session.id)
-        return StepResponse(**serialize_observation(observation))
+        return StepResponse(**serialize_observation(await do_step(action, session_id)))
 
     @app.get("/state")
     async def state(session_id: str | None = None) -> dict[str, Any]:
-        if session_id is None:
-            return EpisodeState(
-                domain=name, simulated=bool(getattr(factory, "simulated", False))
+        return (await do_state(session_id)).model_dump()
+
+    @app.post("/mcp")
+    async def mcp(request: Request) -> dict[str, Any]:
+        try:
+            payload = json.loads(await request.body())
+        except ValueError as error:
+            message = f"parse error: {error}"
+            return JsonRpcResponse.error_response(
+                JsonRpcErrorCode.PARSE_ERROR, message
             ).model_dump()
-        session = find(session_id)
-        assert session.env is not None
-        return (await session.run(session.env.state, session.id)).model_dump()
+        return await handle_mcp(payload, call_tool, actions)
 
     @app.websocket("/ws")
     async def websocket_session(websocket: WebSocket) -> None:
-        await run_websocket_session(websocket, sessions, max_body_bytes)
+        await run_websocket_session(
+            websocket, sessions, max_body_bytes, tasks, mcp=(call_tool, actions)
+        )
 
     return app

@@ -57,12 +57,15 @@ class ServedEnv:
     def reset(
         self, *, seed: int | None = None, episode_id: str | None = None, task: Task | None = None
     ) -> TextObservation:
-        """Start an episode (``task`` given to the env as ``options["task"]``); reward ``None``."""
+        """Start an episode (``task``, made on the server, given to the env as
+        ``options["task"]``; its id and instruction go into the metadata); reward ``None``."""
         observation, info = self.env.reset(
             seed=seed, options={"task": task} if task is not None else None
         )
         self.episode_id = episode_id or info.get("episode_id") or uuid.uuid4().hex
         self.step_count, self.done = 0, False
+        if task is not None:
+            info = dict(info, task_id=task.id, instruction=task.instruction)
         return self._observation(observation, None, False, False, info)
 
     def step(self, text: str) -> TextObservation:
@@ -106,14 +109,13 @@ class ServedEnv:
         truncated: bool,
         info: dict[str, Any],
     ) -> TextObservation:
+        # ``observation.state`` (a real env's file-state snapshot) is privileged: it scores
+        # the episode on the server and is never sent to the agent.
         extra = dict(info, terminated=bool(terminated), truncated=bool(truncated))
-        state = getattr(observation, "state", None)
-        if state is not None:
-            extra["state"] = state
         text = observation if isinstance(observation, str) else observation.text
         if reward is not None and not math.isfinite(reward):
             reward = None
-        return TextObservation(text=text, reward=reward, done=self.done, info=jsonable(extra))
+        return TextObservation(text=text, reward=reward, done=self.done, metadata=jsonable(extra))
 
 
 class SimEnvFactory:

@@ -1,15 +1,15 @@
 """Wire types of the served environments, built on OpenEnv's own pydantic base classes.
 
 An action is ``{"text": "ls -la"}`` (:class:`TextAction`). An observation serialises, as
-OpenEnv's ``serialize_observation`` does, to ``{"observation": {"text", "info"}, "reward",
-"done"}`` (:class:`TextObservation`); ``info`` carries ``terminated``, ``truncated`` and the
-environment's own info (for simulated envs ``raw``, the world model's answer, and ``parsed``).
-Source of the base types: ``openenv.core.env_server.types`` (openenv-core 0.3).
+OpenEnv's ``serialize_observation`` does, to ``{"observation": {"text", "metadata"},
+"reward", "done", "metadata"}`` (:class:`TextObservation`); ``metadata`` (OpenEnv's own
+field, repeated at the top level) is the step info: ``terminated``, ``truncated`` and the
+environment's own info (for simulated envs ``raw``, the world model's answer, and
+``parsed``; after a reset with a task, ``task_id`` and ``instruction``).
+Source of the base types: ``openenv.core.env_server.types`` (openenv 0.10).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from pydantic import Field
 
@@ -37,11 +37,11 @@ class TextObservation(Observation):
     """What the environment shows after a reset or a step.
 
     ``done`` is ``terminated or truncated``; ``reward`` is the step reward (``None`` at
-    reset); ``info`` holds ``terminated``, ``truncated`` and the env's info, JSON-encoded.
+    reset); ``metadata`` (inherited) holds ``terminated``, ``truncated`` and the env's
+    info, JSON-encoded.
     """
 
     text: str = Field(description="The observation text exactly as the agent sees it")
-    info: dict[str, Any] = Field(default_factory=dict, description="Step info (raw, parsed, ...)")
 
 
 class EpisodeState(State):

@@ -6,6 +6,8 @@ from typing import Any
 
 from agentworld.sim.openenv.app import MAX_BODY_BYTES, create_app
 from agentworld.sim.openenv.envs import RealEnvFactory, SimEnvFactory
+from agentworld.sim.openenv.tasks import TaskPool
+from agentworld.sim.server.auth import check_exposure
 from fastapi import FastAPI
 
 
@@ -19,6 +21,10 @@ def build_app(
     env_options: dict[str, Any] | None = None,
     max_sessions: int = 8,
     max_body_bytes: int = MAX_BODY_BYTES,
+    tasks: bool = True,
+    num_listed_tasks: int = 0,
+    api_key: str | None = None,
+    max_sessions_per_client: int | None = None,
 ) -> FastAPI:
     """The OpenEnv app serving ``domain``: simulated from ``checkpoint`` or real.
 
@@ -26,6 +32,10 @@ def build_app(
     **load_options)``) and every session is a :class:`~agentworld.sim.SimEnv`
     (``env_options``: ``max_steps``, ``reward_source``, ...) on one shared Simulator. Real:
     every session is ``domain.make_env(**env_options)``.
+
+    With ``tasks`` a reset gets the task of its ``seed`` from the domain's sampler (or one
+    of ``num_listed_tasks`` listed tasks by ``task_id``); without, episodes are free play.
+    ``api_key`` and ``max_sessions_per_client`` go to :func:`create_app`.
 
     Raises:
         ValueError: Neither or both of ``checkpoint`` and ``real`` were given.
@@ -43,19 +53,45 @@ def build_app(
         world_model = get_sim_backend(backend).load(checkpoint, **(load_options or {}))
         factory = SimEnvFactory(world_model, domain_obj, **(env_options or {}))
         kind = f"simulated by {checkpoint}"
+    pool = TaskPool(domain_obj.tasks(), num_listed=num_listed_tasks) if tasks else None
     return create_app(
         factory,
         name=domain,
         description=f"agentworld {domain} environment ({kind})",
         max_sessions=max_sessions,
         max_body_bytes=max_body_bytes,
+        tasks=pool,
+        actions=getattr(domain_obj, "actions", None),
+        api_key=api_key,
+        max_sessions_per_client=max_sessions_per_client,
     )
 
 
-def serve(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run ``app`` with uvicorn until interrupted. WebSocket frames over 16 times the app's
-    message limit are refused by the protocol layer (close code 1009) before being buffered."""
+def serve(
+    app: FastAPI,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    api_key: str | None = None,
+    no_auth: bool = False,
+) -> None:
+    """Run ``app`` with uvicorn until interrupted (SIGINT or SIGTERM; open connections get
+    10 s, then every session's env is closed). WebSocket frames over 16 times the app's
+    message limit are refused by the protocol layer (close code 1009) before being buffered.
+
+    Raises:
+        ValueError: ``host`` is not loopback and there is neither ``api_key`` (the key the
+            app was built with) nor ``no_auth`` (see :mod:`agentworld.sim.server.auth`).
+    """
     import uvicorn
 
+    check_exposure(host, api_key, no_auth=no_auth)
     limit = app.state.max_body_bytes
-    uvicorn.run(app, host=host, port=port, ws_max_size=16 * limit, log_level="info")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        ws_max_size=16 * limit,
+        log_level="info",
+        timeout_graceful_shutdown=10,
+    )

@@ -5,6 +5,12 @@ HTTP request) takes one of ``max_sessions`` slots. A session's env is created, s
 closed on one dedicated thread (real envs such as pseudo-terminals or browsers are
 thread-affine), so a slow step never blocks the event loop or the other sessions.
 All methods run on the server's event loop.
+
+HTTP sessions (``POST /sessions``) outlive their requests, so they are limited twice: all
+of them together take at most ``max_http_sessions`` slots (by default half, so WebSocket
+clients always find room), and one client (its address) holds at most
+``max_http_per_client`` of them. A few ``POST /sessions`` from one client thus cannot lock
+every other client out for the idle timeout.
 """
 
 from __future__ import annotations
@@ -31,7 +37,12 @@ class SessionKind(Enum):
 
 
 class SessionLimitError(RuntimeError):
-    """All ``max_sessions`` slots are taken."""
+    """All ``max_sessions`` slots are taken (HTTP 503)."""
+
+
+class ClientLimitError(SessionLimitError):
+    """This client holds as many HTTP sessions as one client may, or HTTP sessions hold all
+    the slots they may take (HTTP 429)."""
 
 
 class UnknownSessionError(KeyError):
@@ -47,6 +58,7 @@ class Session:
     kind: SessionKind
     executor: ThreadPoolExecutor = field(repr=False)
     env: ServedEnv | None = None
+    client: str | None = None  # the client's address (HTTP sessions)
     last_active_s: float = field(default_factory=time.monotonic)
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -66,9 +78,12 @@ class SessionManager:
         max_sessions: Most sessions open at once (all kinds together).
         idle_timeout_s: HTTP sessions idle this long (seconds) are closed when a slot is
             needed; ``None`` keeps them until ``DELETE /sessions/{id}``.
+        max_http_sessions: Most HTTP sessions at once (default ``max(1, max_sessions // 2)``).
+        max_http_per_client: Most HTTP sessions of one client at once (default
+            ``max(1, max_http_sessions // 2)``).
 
     Raises:
-        ValueError: ``max_sessions < 1``.
+        ValueError: A limit below 1.
     """
 
     def __init__(
@@ -76,10 +91,23 @@ class SessionManager:
         factory: Callable[[], ServedEnv],
         max_sessions: int,
         idle_timeout_s: float | None = 600.0,
+        *,
+        max_http_sessions: int | None = None,
+        max_http_per_client: int | None = None,
     ):
-        if max_sessions < 1:
-            raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
+        if max_http_sessions is None:
+            max_http_sessions = max(1, max_sessions // 2)
+        if max_http_per_client is None:
+            max_http_per_client = max(1, max_http_sessions // 2)
+        for name, value in (
+            ("max_sessions", max_sessions),
+            ("max_http_sessions", max_http_sessions),
+            ("max_http_per_client", max_http_per_client),
+        ):
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
         self.factory, self.max_sessions, self.idle_timeout_s = factory, max_sessions, idle_timeout_s
+        self.max_http_sessions, self.max_http_per_client = max_http_sessions, max_http_per_client
         self._sessions: dict[str, Session] = {}
 
     @property
@@ -89,13 +117,31 @@ class SessionManager:
     def count(self, kind: SessionKind) -> int:
         return sum(s.kind is kind for s in self._sessions.values())
 
-    async def open(self, kind: SessionKind) -> Session:
-        """A new session with a freshly made env.
+    async def open(self, kind: SessionKind, client: str | None = None) -> Session:
+        """A new session with a freshly made env; ``client`` (an address) is counted
+        against the per-client limit of HTTP sessions.
 
         Raises:
+            ClientLimitError: An HTTP session over ``max_http_per_client`` for ``client``
+                or over ``max_http_sessions`` in all.
             SessionLimitError: ``max_sessions`` sessions are open.
             Exception: Whatever the factory raised (the slot is released).
         """
+        if kind is SessionKind.HTTP:
+            if self._http_count(client) >= self.max_http_per_client:
+                await self._close_idle()
+            if self._http_count(client) >= self.max_http_per_client:
+                raise ClientLimitError(
+                    f"client {client} already holds {self.max_http_per_client} HTTP sessions "
+                    "(--max-sessions-per-client); delete one (DELETE /sessions/ID) or use /ws"
+                )
+            if self.count(SessionKind.HTTP) >= self.max_http_sessions:
+                await self._close_idle()
+            if self.count(SessionKind.HTTP) >= self.max_http_sessions:
+                raise ClientLimitError(
+                    f"all {self.max_http_sessions} HTTP session slots are in use; the "
+                    "remaining slots are kept for WebSocket sessions (/ws); retry later"
+                )
         if len(self._sessions) >= self.max_sessions:
             await self._close_idle()
         if len(self._sessions) >= self.max_sessions:
@@ -103,7 +149,9 @@ class SessionManager:
                 f"server at capacity: {len(self._sessions)} of {self.max_sessions} sessions "
                 "in use (--max-sessions); close a session or retry later"
             )
-        session = Session(uuid.uuid4().hex, kind, ThreadPoolExecutor(1, "openenv-session"))
+        session = Session(
+            uuid.uuid4().hex, kind, ThreadPoolExecutor(1, "openenv-session"), client=client
+        )
         self._sessions[session.id] = session  # reserve the slot before the first await
         try:
             session.env = await session.run(self.factory)
@@ -139,6 +187,11 @@ class SessionManager:
         """Close every session."""
         for session_id in list(self._sessions):
             await self.close(session_id)
+
+    def _http_count(self, client: str | None) -> int:
+        return sum(
+            s.kind is SessionKind.HTTP and s.client == client for s in self._sessions.values()
+        )
 
     async def _close_idle(self) -> None:
         if self.idle_timeout_s is None:

@@ -1,6 +1,6 @@
 """The OpenEnv WebSocket session (``/ws``): one env per connection, one reply per message.
 
-Messages and replies as in ``openenv.core.env_server.http_server`` (openenv-core 0.3); see
+Messages and replies as in ``openenv.core.env_server.http_server`` (openenv 0.10); see
 ``app.py`` for the list. A bad message gets an ``error`` reply and the session goes on.
 """
 
@@ -9,37 +9,54 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from agentworld.core.types import Task
 from agentworld.sim.openenv.envs import EpisodeOverError
+from agentworld.sim.openenv.mcp import CallTool, handle_mcp
 from agentworld.sim.openenv.models import EpisodeState, TextAction
 from agentworld.sim.openenv.sessions import Session, SessionKind, SessionLimitError, SessionManager
+from agentworld.sim.openenv.tasks import MAX_SEED, TaskPool
 from fastapi import WebSocket, WebSocketDisconnect
 from openenv.core.env_server.serialization import serialize_observation
 from openenv.core.env_server.types import ResetRequest, WSErrorCode
 from pydantic import ValidationError
 
-RESET_FIELDS = {"seed", "episode_id", "task"}
+RESET_FIELDS = {"seed", "episode_id", "task_id"}
 
 
-def reset_arguments(data: dict[str, Any]) -> dict[str, Any]:
-    """``ServedEnv.reset`` keyword arguments from a reset payload (``seed``, ``episode_id``,
-    ``task`` as a :class:`Task` dict).
+def reset_arguments(data: dict[str, Any], tasks: TaskPool | None) -> dict[str, Any]:
+    """``ServedEnv.reset`` keyword arguments from a reset payload (``seed`` in
+    ``[0, 2**63)``, ``episode_id``, ``task_id``).
+
+    The task is picked on the server (see :mod:`.tasks`): by ``task_id`` or ``seed`` from
+    ``tasks``; with ``tasks=None`` the server runs free play and a ``task_id`` is refused.
 
     Raises:
-        ValueError: An unknown field, or an invalid ``seed``/``episode_id``/``task``.
+        ValueError: An unknown field (a client-defined ``task`` among them), or an invalid
+            ``seed``, ``episode_id`` or ``task_id``.
     """
+    if "task" in data:
+        raise ValueError(
+            "a client cannot define a task (its check would run on the server); "
+            "send seed or task_id and the server picks the task"
+        )
     unknown = set(data) - RESET_FIELDS
     if unknown:
         raise ValueError(f"unknown reset fields {sorted(unknown)}; valid: {sorted(RESET_FIELDS)}")
-    request = ResetRequest.model_validate({k: v for k, v in data.items() if k != "task"})
-    task = data.get("task")
-    return {
-        "seed": request.seed,
-        "episode_id": request.episode_id,
-        "task": Task.model_validate(task) if task is not None else None,
-    }
+    request = ResetRequest.model_validate({k: v for k, v in data.items() if k != "task_id"})
+    if request.seed is not None and request.seed > MAX_SEED:
+        raise ValueError(f"seed must be at most 2**63 - 1, got {request.seed}")
+    task_id = data.get("task_id")
+    if task_id is not None and not isinstance(task_id, str):
+        raise ValueError(f"task_id must be a string, got {type(task_id).__name__}")
+    if tasks is None:
+        if task_id is not None:
+            raise ValueError("this server serves free play (no tasks): leave out task_id")
+        task = None
+    else:
+        task = tasks.pick(request.seed, task_id)
+    return {"seed": request.seed, "episode_id": request.episode_id, "task": task}
 
 
 def validation_message(error: ValidationError) -> str:
@@ -50,12 +67,18 @@ def validation_message(error: ValidationError) -> str:
 
 
 async def run_websocket_session(
-    websocket: WebSocket, sessions: SessionManager, max_message_bytes: int
+    websocket: WebSocket,
+    sessions: SessionManager,
+    max_message_bytes: int,
+    tasks: TaskPool | None = None,
+    mcp: tuple[CallTool, Sequence[str] | None] | None = None,
 ) -> None:
     """Serve one WebSocket connection until the client closes it or sends ``close``.
 
     A connection beyond ``sessions.max_sessions`` is answered ``CAPACITY_REACHED`` and closed
     (code 1013); a message over ``max_message_bytes`` (bytes) gets ``PAYLOAD_TOO_LARGE``.
+    ``tasks`` picks the task of a reset; ``mcp`` (the app's tool runner and the domain's
+    action words) answers ``mcp`` messages on this connection's session.
     """
     await websocket.accept()
     try:
@@ -79,7 +102,7 @@ async def run_websocket_session(
                     "PAYLOAD_TOO_LARGE",
                 )
             else:
-                reply = await _handle(session, raw)
+                reply = await _handle(session, raw, tasks, mcp)
             if reply is None:
                 break
             await websocket.send_text(reply)
@@ -113,7 +136,12 @@ def _error(message: str, code: WSErrorCode | str) -> str:
     return json.dumps({"type": "error", "data": {"message": message, "code": code}})
 
 
-async def _handle(session: Session, raw: str) -> str | None:
+async def _handle(
+    session: Session,
+    raw: str,
+    tasks: TaskPool | None,
+    mcp: tuple[CallTool, Sequence[str] | None] | None,
+) -> str | None:
     """The reply to one WebSocket message (``None`` for ``close``)."""
     env = session.env
     assert env is not None
@@ -126,16 +154,19 @@ async def _handle(session: Session, raw: str) -> str | None:
     kind, data = message.get("type"), message.get("data") or {}
     try:  # validate first: an error raised by the env itself is no malformed message
         if kind == "reset":
-            call = functools.partial(env.reset, **reset_arguments(dict(data)))
+            call = functools.partial(env.reset, **reset_arguments(dict(data), tasks))
         elif kind == "step":
             call = functools.partial(env.step, TextAction.model_validate(data).text)
         elif kind == "state":
             call = functools.partial(env.state, session.id)
         elif kind == "close":
             return None
+        elif kind == "mcp" and mcp is not None:
+            reply = await handle_mcp(data, mcp[0], mcp[1], session_id=session.id)
+            return json.dumps({"type": "mcp", "data": reply})
         else:
             return _error(
-                f"unknown message type {kind!r}; valid: reset, step, state, close",
+                f"unknown message type {kind!r}; valid: reset, step, state, mcp, close",
                 WSErrorCode.UNKNOWN_TYPE,
             )
     except ValidationError as error:

@@ -24,8 +24,10 @@ class Batcher(Generic[In, Out]):
     ``max_wait_s`` for more (or until ``max_batch`` are there), takes them,
     runs ``run`` in a thread (the loop keeps accepting requests) and resolves
     each caller's future. Items submitted while a batch runs form the next one,
-    so under load the batches grow by themselves. If ``run`` raises, every
-    caller in that batch gets the exception.
+    so under load the batches grow by themselves. If ``run`` raises on a batch
+    of several items, each item is run again on its own, so that only the
+    callers whose own item fails get an exception (one bad request never fails
+    the requests batched with it); ``batch_sizes`` records those calls too.
 
     Args:
         run: Blocking function, ``[batch]`` items in, ``[batch]`` outputs out, same order.
@@ -80,14 +82,21 @@ class Batcher(Generic[In, Out]):
             self._waiting = self._waiting[self.max_batch :]
             if not batch:
                 continue
-            self.batch_sizes.append(len(batch))
-            try:
-                outputs = await asyncio.to_thread(self.run, [w.item for w in batch])
-            except Exception as error:  # noqa: BLE001 -- handed to every caller of the batch
-                for w in batch:
-                    if not w.future.done():
-                        w.future.set_exception(error)
-                continue
-            for w, output in zip(batch, outputs, strict=True):
-                if not w.future.done():  # the caller may have gone away
-                    w.future.set_result(output)
+            await self._run_batch(batch)
+
+    async def _run_batch(self, batch: list[_Waiting[In, Out]]) -> None:
+        self.batch_sizes.append(len(batch))
+        try:
+            outputs = await asyncio.to_thread(self.run, [w.item for w in batch])
+        except Exception as error:  # noqa: BLE001 -- handed to the callers whose item fails
+            if len(batch) == 1:
+                if not batch[0].future.done():
+                    batch[0].future.set_exception(error)
+                return
+            for w in batch:  # find the items that fail: each on its own
+                if not w.future.done():
+                    await self._run_batch([w])
+            return
+        for w, output in zip(batch, outputs, strict=True):
+            if not w.future.done():  # the caller may have gone away
+                w.future.set_result(output)

@@ -8,13 +8,16 @@ a world model for the ``openai`` sim backend, or an LLM judge. Concurrent
 requests are gathered into one batched ``generate`` call (:class:`Batcher`).
 Errors are ``{"error": {"message", "type", "param", "code"}}`` with 400 for
 invalid requests, 401 for a missing or wrong key (when the server has one),
-404 for an unknown model or route, 500 for a failed generation.
+404 for an unknown model or route, 413 for a body over ``max_body_bytes`` (refused
+before it is read), 500 for a failed generation. Every request is validated on its own
+before it joins a batch (:mod:`.protocol` bounds every number), and a batch whose
+generation fails is retried request by request, so one bad request never fails the
+requests batched with it.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 import uuid
 from typing import Any
@@ -25,6 +28,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from agentworld.sim.server.auth import UNAUTHORIZED, bearer_matches, check_exposure
 from agentworld.sim.server.batcher import Batcher
 from agentworld.sim.server.chat import (
     ChatModel,
@@ -34,6 +38,7 @@ from agentworld.sim.server.chat import (
     RequestError,
     chat_model_for,
 )
+from agentworld.sim.server.limits import BodyLimitMiddleware
 from agentworld.sim.server.protocol import (
     AssistantMessage,
     ChatCompletion,
@@ -51,19 +56,34 @@ from agentworld.sim.server.protocol import (
 logger = logging.getLogger(__name__)
 
 
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    404: "not_found_error",
+    413: "invalid_request_error",
+}
+MAX_BODY_BYTES = 1024 * 1024
 
 
-def error_response(status: int, message: str, param: str | None = None) -> JSONResponse:
-    """An OpenAI-style error body with HTTP ``status``."""
-    codes = {401: "invalid_api_key", 404: "model_not_found" if param == "model" else "not_found"}
+def error_body(status: int, message: str, param: str | None = None) -> dict[str, Any]:
+    """``{"error": {"message", "type", "param", "code"}}`` for HTTP ``status``."""
+    codes = {
+        401: "invalid_api_key",
+        404: "model_not_found" if param == "model" else "not_found",
+        413: "request_too_large",
+    }
     error = ErrorBody(
         message=message,
         type=_ERROR_TYPES.get(status, "server_error"),
         param=param,
         code=codes.get(status),
     )
-    return JSONResponse(ErrorResponse(error=error).model_dump(), status_code=status)
+    return ErrorResponse(error=error).model_dump()
+
+
+def error_response(status: int, message: str, param: str | None = None) -> JSONResponse:
+    """An OpenAI-style error body with HTTP ``status``."""
+    return JSONResponse(error_body(status, message, param), status_code=status)
 
 
 def _validation_message(error: RequestValidationError) -> tuple[str, str | None]:
@@ -131,6 +151,7 @@ def create_app(
     max_wait_s: float = 0.01,
     max_n: int = 16,
     api_key: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> FastAPI:
     """The FastAPI application serving ``chat_model`` under the name ``model_name``.
 
@@ -141,8 +162,14 @@ def create_app(
         max_wait_s: Longest wait for more requests before a partial batch runs (seconds).
         max_n: Largest ``n`` (choices per request) accepted.
         api_key: When set, ``/v1/*`` requests must send ``Authorization: Bearer <api_key>``.
+        max_body_bytes: Largest request body accepted (bytes); larger ones get 413.
     """
     app = FastAPI(title="agentworld OpenAI-compatible server")
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=max_body_bytes,
+        error_body=lambda message: error_body(413, message),
+    )
     batcher: Batcher[PreparedChat, ChatResult] = Batcher(
         chat_model.generate, max_batch=max_batch, max_wait_s=max_wait_s
     )
@@ -150,13 +177,8 @@ def create_app(
     created = int(time.time())
 
     def check_key(request: Request) -> None:
-        if api_key is None:
-            return
-        sent = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not secrets.compare_digest(sent.encode(), api_key.encode()):
-            raise HTTPException(
-                401, "missing or incorrect API key (send 'Authorization: Bearer KEY')"
-            )
+        if api_key is not None and not bearer_matches(request.headers, api_key):
+            raise HTTPException(401, UNAUTHORIZED)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, error: RequestValidationError) -> JSONResponse:
@@ -210,20 +232,25 @@ def serve(
     max_wait_s: float = 0.01,
     default_max_tokens: int = 1024,
     api_key: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    no_auth: bool = False,
     **load_options: Any,
 ) -> None:
     """Load ``checkpoint`` with sim backend ``backend`` and serve it until interrupted.
 
     ``load_options`` go to the backend's ``load`` (``device``, ``dtype``, ...). With
-    ``api_key``, clients must send it as a bearer token.
+    ``api_key``, clients must send it as a bearer token. A ``host`` other than loopback
+    needs ``api_key`` or ``no_auth`` (see :mod:`agentworld.sim.server.auth`).
     The model is listed under ``served_model_name`` (default: ``checkpoint`` as given).
 
     Raises:
         agentworld.core.plugins.UnknownPluginError: ``backend`` is not installed.
-        ValueError: The backend's world model cannot generate raw chat completions.
+        ValueError: The backend's world model cannot generate raw chat completions, or
+            ``host`` is not loopback and there is neither ``api_key`` nor ``no_auth``.
     """
     from agentworld.core import plugins
 
+    check_exposure(host, api_key, no_auth=no_auth)
     if backend == "openai":
         raise ValueError("the 'openai' backend is a client of a server; serve with 'hf' or 'vllm'")
     world_model = plugins.get_sim_backend(backend).load(checkpoint, **load_options)
@@ -234,5 +261,6 @@ def serve(
         max_batch=max_batch,
         max_wait_s=max_wait_s,
         api_key=api_key,
+        max_body_bytes=max_body_bytes,
     )
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=10)

@@ -3,6 +3,11 @@
 Field names, defaults and ranges follow the OpenAI API reference
 (``POST /v1/chat/completions``, ``GET /v1/models``); ``top_k`` is the vLLM /
 SGLang extension. Unknown request fields are accepted and ignored, as vLLM does.
+Every number is bounded here, at the edge, so that a request no engine could run
+(``seed: 1e30``, ``max_tokens: 1e30``) is refused with 400 on its own instead of
+failing in the batched generation call: seeds fit a signed 64-bit integer (what
+``torch.Generator.manual_seed`` takes, with room for ``seed + choice``), counts and
+token limits fit a signed 32-bit integer.
 """
 
 from __future__ import annotations
@@ -10,6 +15,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+INT32_MAX = 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 class TextPart(BaseModel):
@@ -49,14 +57,14 @@ class ChatCompletionRequest(BaseModel):
 
     model: str
     messages: list[ChatMessage] = Field(min_length=1)
-    n: int = Field(1, ge=1)
+    n: int = Field(1, ge=1, le=INT32_MAX)
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     top_p: float | None = Field(None, gt=0.0, le=1.0)
-    top_k: int | None = Field(None, ge=-1)
-    max_tokens: int | None = Field(None, ge=1)
-    max_completion_tokens: int | None = Field(None, ge=1)
+    top_k: int | None = Field(None, ge=-1, le=INT32_MAX)
+    max_tokens: int | None = Field(None, ge=1, le=INT32_MAX)
+    max_completion_tokens: int | None = Field(None, ge=1, le=INT32_MAX)
     stop: str | list[str] | None = None
-    seed: int | None = None
+    seed: int | None = Field(None, ge=INT64_MIN, le=INT64_MAX)
     stream: bool = False
     logprobs: bool = False
     top_logprobs: int | None = Field(None, ge=0, le=20)

@@ -32,7 +32,9 @@ class ServerThread:
         self.host, self.app = host, app
         self._socket = socket.create_server((host, port))
         self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="off")
+        # lifespan "on": the app's start-up and shut-down hooks run (the OpenEnv app closes
+        # its sessions' envs when the server stops)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True

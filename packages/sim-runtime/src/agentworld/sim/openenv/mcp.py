@@ -1,0 +1,134 @@
+"""MCP over the served env: JSON-RPC 2.0 ``tools/list`` and ``tools/call`` (``POST /mcp``,
+and ``{"type": "mcp", "data": ...}`` messages on ``/ws``).
+
+The tools are the env's own calls: ``reset`` (``seed``, ``episode_id``, ``task_id``),
+``step`` (``text``: the action; an ``enum`` of the domain's action words when it has a
+small discrete action set) and ``state``. A call names its HTTP session with
+``session_id`` (from ``POST /sessions``); on ``/ws`` it acts on the connection's own
+session; without either, ``reset`` and ``step`` run on a fresh env that is closed after
+the call (as the stateless ``/reset`` and ``/step`` do). ``tools/call`` answers an MCP
+``CallToolResult``: ``content`` (the observation text), ``structuredContent`` (the
+serialised observation or state) and ``isError``.
+
+Sources: JSON-RPC 2.0 (https://www.jsonrpc.org/specification), MCP tools
+(https://modelcontextprotocol.io/specification/2025-06-18/server/tools), OpenEnv's
+``openenv.core.env_server.mcp_types`` (openenv 0.10).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from agentworld.sim.openenv.models import MAX_ACTION_CHARS
+from fastapi import HTTPException
+from openenv.core.env_server.mcp_types import (
+    JsonRpcErrorCode,
+    JsonRpcRequest,
+    JsonRpcResponse,
+    McpMethod,
+)
+from pydantic import ValidationError
+
+# (tool name, arguments without session_id, session_id or None) -> structured result
+CallTool = Callable[[str, dict[str, Any], str | None], Awaitable[dict[str, Any]]]
+
+
+def tool_specs(actions: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """MCP tool specs (``name``, ``description``, ``inputSchema``) of the served env;
+    ``actions``: the domain's discrete action words, offered as the ``step`` text's enum."""
+    session = {"type": "string", "description": "HTTP session id (POST /sessions)"}
+    text: dict[str, Any] = {
+        "type": "string",
+        "maxLength": MAX_ACTION_CHARS,
+        "description": "The action text (for the terminal: a shell command line)",
+    }
+    if actions:
+        text["enum"] = list(actions)
+    return [
+        {
+            "name": "reset",
+            "description": "Start an episode; the server picks the task by seed or task_id.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "seed": {"type": "integer", "minimum": 0},
+                    "episode_id": {"type": "string", "maxLength": 255},
+                    "task_id": {"type": "string"},
+                    "session_id": session,
+                },
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": "step",
+            "description": "Take one action; returns the observation, reward and done.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"text": text, "session_id": session},
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": "state",
+            "description": "The session's episode id, step count and done flag.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"session_id": session},
+                "additionalProperties": False,
+            },
+        },
+    ]
+
+
+async def handle_mcp(
+    payload: Any,
+    call_tool: CallTool,
+    actions: Sequence[str] | None = None,
+    session_id: str | None = None,
+) -> dict[str, Any]:
+    """The JSON-RPC response (a dict) to one request ``payload`` (parsed JSON).
+
+    ``call_tool`` runs a tool and returns its structured result, raising
+    :class:`fastapi.HTTPException` as the HTTP routes do (4xx: invalid params, 5xx: server
+    error); ``session_id`` binds calls to a WebSocket's own session.
+    """
+    try:
+        request = JsonRpcRequest.model_validate(payload)
+    except ValidationError as error:
+        message = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        return _error(JsonRpcErrorCode.INVALID_REQUEST, f"invalid JSON-RPC request: {message}")
+    rid = request.id
+    if request.method == McpMethod.TOOLS_LIST:
+        return JsonRpcResponse.success({"tools": tool_specs(actions)}, rid).model_dump()
+    if request.method != McpMethod.TOOLS_CALL:
+        return _error(
+            JsonRpcErrorCode.METHOD_NOT_FOUND,
+            f"unknown method {request.method!r}; valid: tools/list, tools/call",
+            rid,
+        )
+    name, arguments = request.params.get("name"), request.params.get("arguments") or {}
+    names = [tool["name"] for tool in tool_specs()]
+    if name not in names or not isinstance(arguments, dict):
+        return _error(
+            JsonRpcErrorCode.INVALID_PARAMS,
+            f"tools/call needs a 'name' in {names} and an 'arguments' object, got {name!r}",
+            rid,
+        )
+    arguments = dict(arguments)
+    target = arguments.pop("session_id", None) if session_id is None else session_id
+    try:
+        result = await call_tool(name, arguments, target)
+    except HTTPException as error:
+        code = JsonRpcErrorCode.INVALID_PARAMS if error.status_code < 500 else None
+        return _error(code or JsonRpcErrorCode.SERVER_ERROR, str(error.detail), rid)
+    text = result.get("observation", {}).get("text") if "observation" in result else None
+    content = [{"type": "text", "text": text if text is not None else json.dumps(result)}]
+    call_result = {"content": content, "structuredContent": result, "isError": False}
+    return JsonRpcResponse.success(call_result, rid).model_dump()
+
+
+def _error(code: JsonRpcErrorCode, message: str, rid: str | int | None = None) -> dict[str, Any]:
+    return JsonRpcResponse.error_response(code, message, request_id=rid).model_dump()

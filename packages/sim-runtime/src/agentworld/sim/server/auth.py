@@ -1,0 +1,110 @@
+"""API keys for both servers: bearer-token checks and the rule for binding beyond loopback.
+
+The rule (both ``agentworld serve`` and ``agentworld serve-openai``): a server bound to a
+loopback address needs no key; one bound to any other address (``0.0.0.0``, a LAN
+address, a host name other than ``localhost``) is refused unless it has an API key
+(``--api-key`` or ``AGENTWORLD_API_KEY``), or the user passes ``--no-auth`` to accept an
+open server, which is then logged as a warning. ``serve --real`` gives every client a
+shell, so an open server on a network is never the silent default.
+
+Clients send the key as ``Authorization: Bearer KEY`` (RFC 6750), on HTTP requests and on
+the WebSocket handshake alike; keys are compared in constant time.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import secrets
+from collections.abc import Collection
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+API_KEY_ENV = "AGENTWORLD_API_KEY"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` only accepts connections from this machine
+    (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False  # another host name: it may resolve to any interface
+
+
+def check_exposure(host: str, api_key: str | None, *, no_auth: bool = False) -> None:
+    """Enforce the binding rule of this module before a server starts.
+
+    Raises:
+        ValueError: ``host`` is not loopback, there is no ``api_key`` and ``no_auth`` is
+            false; the message says how to set a key.
+    """
+    if api_key or is_loopback(host):
+        return
+    if not no_auth:
+        raise ValueError(
+            f"refusing to serve on {host!r} without an API key: any machine that reaches it "
+            f"could use it. Set --api-key KEY (or the {API_KEY_ENV} environment variable), "
+            "bind --host 127.0.0.1, or pass --no-auth to serve it open"
+        )
+    logger.warning(
+        "serving on %s with no API key (--no-auth): anyone who reaches it may use it", host
+    )
+
+
+def bearer_matches(headers: Any, api_key: str) -> bool:
+    """Whether ``headers`` (a mapping or ASGI ``[(name, value)]`` bytes pairs) carry
+    ``Authorization: Bearer <api_key>``."""
+    if isinstance(headers, list | tuple):
+        raw = dict(headers).get(b"authorization", b"").decode("latin-1")
+    else:
+        raw = headers.get("authorization", "")
+    scheme, _, token = raw.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return secrets.compare_digest(token.strip().encode(), api_key.encode())
+
+
+UNAUTHORIZED = "missing or incorrect API key (send 'Authorization: Bearer KEY')"
+
+
+class BearerAuthMiddleware:
+    """Refuses requests without the API key: HTTP with 401 ``{"detail": ...}`` (and
+    ``WWW-Authenticate: Bearer``), a WebSocket handshake with close code 1008 before it is
+    accepted (the client sees HTTP 403). Paths in ``open_paths`` (``/health``) stay open.
+
+    Args:
+        app: The wrapped ASGI app.
+        api_key: The key clients must send.
+        open_paths: Exact paths served without a key.
+    """
+
+    def __init__(self, app: Any, api_key: str, open_paths: Collection[str] = ("/health",)):
+        if not api_key:
+            raise ValueError("api_key must be a non-empty string")
+        self.app, self.api_key, self.open_paths = app, api_key, frozenset(open_paths)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        kind = scope["type"]
+        if (
+            kind not in ("http", "websocket")
+            or scope.get("path") in self.open_paths
+            or bearer_matches(scope.get("headers") or [], self.api_key)
+        ):
+            await self.app(scope, receive, send)
+            return
+        if kind == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": "unauthorized"})
+            return
+        body = json.dumps({"detail": UNAUTHORIZED}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", b"Bearer"),
+        ]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": body})

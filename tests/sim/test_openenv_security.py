@@ -1,0 +1,180 @@
+"""Attacks on `agentworld serve` (issue 22: items 4 and 10, the session lockout; issue 23: the
+shutdown hook), tried on real servers over the real sandboxed terminal: a client-defined
+check (the ``^(a+)+$`` regex) is refused and never runs, other clients stay fast, SIGTERM
+stops the server and closes every sandbox, one client cannot lock the others out, and the
+API key guards HTTP and WebSocket alike."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("openenv")
+from agentworld.core.plugins import get_domain
+from agentworld.sim.openenv import RealEnvFactory, TaskPool, create_app
+from agentworld.sim.server.thread import ServerThread
+from openenv.core.generic_client import GenericEnvClient
+
+try:
+    from agentworld.domains.terminal.sandbox import Limits, detect_sandbox
+
+    detect_sandbox()
+except (ImportError, RuntimeError) as exc:  # pragma: no cover - depends on the machine
+    pytest.skip(f"no terminal sandbox: {exc}", allow_module_level=True)
+
+PROMPT = "user@sandbox:~$ "
+EVIL_TASK = {
+    "id": "evil",
+    "domain": "terminal",
+    "instruction": "x",
+    "check": {"output_regex": "^(a+)+$"},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def factory() -> RealEnvFactory:
+    return RealEnvFactory(get_domain("terminal"), limits=Limits(command_timeout_s=2.0))
+
+
+def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Path) -> None:
+    # a directory the sandbox can traverse (pytest's tmp_path parents are private)
+    roots = Path(tempfile.mkdtemp(prefix="agentworld-test-roots-"))
+    roots.chmod(0o755)
+    port = free_port()
+    command = [sys.executable, "-c", "from agentworld.core.cli import main; main()", "serve"]
+    command += ["--domain", "terminal", "--real", "--port", str(port), "--max-sessions", "4"]
+    env = {**os.environ, "AGENTWORLD_TERMINAL_ROOT": str(roots)}
+    env.pop("AGENTWORLD_API_KEY", None)
+    log = (tmp_path / "server.log").open("w")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, (tmp_path / "server.log").read_text()
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start in 120 s"
+            time.sleep(0.2)
+        with GenericEnvClient(base_url=url).sync() as victim, httpx.Client(base_url=url) as http:
+            # the attack: a task whose check is a catastrophic regex, by HTTP and WebSocket
+            refused = http.post("/reset", json={"task": EVIL_TASK})
+            assert refused.status_code == 422 and "cannot define a task" in refused.text
+            with GenericEnvClient(base_url=url).sync() as attacker:
+                with pytest.raises(RuntimeError, match="cannot define a task"):
+                    attacker.reset(task=EVIL_TASK)
+                attacker.reset(seed=5)
+                attacker.step({"text": "printf 'a%.0s' $(seq 40); echo b"})
+            # the server picks tasks: the same seed gives the same task, with its instruction
+            first = victim.reset(seed=7)
+            assert first.observation["text"] == PROMPT
+            assert first.metadata["task_id"].startswith("terminal-7-")
+            assert first.metadata["instruction"]
+            assert victim.reset(seed=7).metadata["task_id"] == first.metadata["task_id"]
+            started = time.monotonic()
+            assert victim.step({"text": "echo fast"}).observation["text"] == f"fast\n{PROMPT}"
+            assert http.get("/health").status_code == 200
+            assert time.monotonic() - started < 2.0
+            session_id = http.post("/sessions").json()["session_id"]
+            http.post("/reset", json={"session_id": session_id, "seed": 1})
+            assert len(list(roots.iterdir())) == 2  # the WebSocket and the HTTP session
+            started = time.monotonic()
+            process.send_signal(signal.SIGTERM)  # a client is still connected
+            process.wait(timeout=30)
+            stop_s = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log.close()
+    assert stop_s < 15.0, (tmp_path / "server.log").read_text()
+    left = list(roots.iterdir())
+    shutil.rmtree(roots, ignore_errors=True)
+    assert left == []  # every episode root was closed and removed
+
+
+def test_one_client_cannot_lock_the_others_out() -> None:
+    app = create_app(factory(), name="terminal", max_sessions=4)  # HTTP: 2 in all, 1 each
+    with ServerThread(app) as server:
+        url = f"http://127.0.0.1:{server.port}"
+
+        def client(address: str) -> httpx.Client:
+            transport = httpx.HTTPTransport(local_address=address)
+            return httpx.Client(base_url=url, transport=transport)
+
+        with client("127.0.0.1") as a, client("127.0.0.2") as b, client("127.0.0.3") as c:
+            assert a.post("/sessions").status_code == 200
+            again = a.post("/sessions")
+            assert again.status_code == 429 and "127.0.0.1 already holds 1" in again.text
+            assert b.post("/sessions").status_code == 200
+            full = c.post("/sessions")
+            assert full.status_code == 429 and "WebSocket" in full.json()["detail"]
+            counts = a.get("/sessions").json()
+            assert (counts["http"], counts["active"]) == (2, 2)
+
+            async def two_websocket_clients() -> None:  # the other half stays free for /ws
+                async with GenericEnvClient(base_url=url) as d, GenericEnvClient(base_url=url) as e:
+                    await asyncio.gather(d.reset(), e.reset())
+                    got = await d.step({"text": "echo in"})
+                    assert got.observation["text"] == f"in\n{PROMPT}"
+
+            asyncio.run(two_websocket_clients())
+
+
+def test_stopping_the_server_closes_every_session() -> None:
+    app = create_app(factory(), name="terminal", max_sessions=4)
+    server = ServerThread(app).start()
+    url = f"http://127.0.0.1:{server.port}"
+    session_id = httpx.post(f"{url}/sessions").json()["session_id"]
+    httpx.post(f"{url}/reset", json={"session_id": session_id})
+    env = app.state.sessions.get(session_id).env.env
+    root = Path(env.root)
+    assert root.is_dir()
+    server.stop()
+    assert app.state.sessions.num_sessions == 0
+    assert not root.exists()
+
+
+def test_api_key_guards_http_and_websocket() -> None:
+    pool = TaskPool(get_domain("terminal").tasks(), num_listed=2)
+    app = create_app(factory(), name="terminal", max_sessions=2, api_key="s3cret", tasks=pool)
+    with ServerThread(app) as server:
+        url = f"http://127.0.0.1:{server.port}"
+        assert httpx.get(f"{url}/health").status_code == 200  # open for probes
+        for method, path in (("POST", "/reset"), ("GET", "/schema"), ("POST", "/mcp")):
+            refused = httpx.request(method, f"{url}{path}")
+            assert refused.status_code == 401, path
+            assert refused.headers["www-authenticate"] == "Bearer"
+        wrong = httpx.get(f"{url}/schema", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        with pytest.raises(Exception, match="403"):
+            with GenericEnvClient(base_url=url).sync() as env:
+                env.reset()
+        headers = {"Authorization": "Bearer s3cret"}
+        listed = httpx.get(f"{url}/tasks", headers=headers).json()["tasks"]
+        assert [t["id"] for t in listed] == [t.id for t in pool.listed.values()]
+        assert "check" not in listed[0]  # the checks stay on the server
+        with GenericEnvClient(base_url=url, headers=headers).sync() as env:
+            result = env.reset(task_id=listed[1]["id"])
+            assert result.metadata["instruction"] == listed[1]["instruction"]
+            with pytest.raises(RuntimeError, match="unknown task_id"):
+                env.reset(task_id="terminal-9-0000-create")
