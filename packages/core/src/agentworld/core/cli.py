@@ -132,7 +132,7 @@ def train_cmd(
     output_dir: Annotated[str | None, typer.Option(
         help="Where the checkpoint (or agent) is written.")] = None,
     data: Annotated[str | None, typer.Option(
-        help="Training data (JSONL URL): episodes, or AgentWorldBench rows of any domain; needed by world-model stages, optional for agent.")] = None,
+        help="Training data URL (.jsonl, .jsonl.gz, .parquet): episodes, AgentWorldBench rows of any domain, or chat messages rows; needed by world-model stages, optional for agent.")] = None,
     model: Annotated[str | None, typer.Option(
         help="Model preset name or checkpoint directory (world-model stages; agent with policy=lm).")] = None,
     env: Annotated[str | None, typer.Option(
@@ -176,16 +176,14 @@ def train_cmd(
 
 
 def _training_episodes(url: str) -> list:
-    """Episodes of ``--data``: episode JSONL, or AgentWorldBench rows (one episode per
-    trajectory, its ``system_str`` as the system prompt)."""
-    from agentworld.core import agentworldbench as awb
-    from agentworld.core.io import read_episodes
+    """Episodes of ``--data``: episodes, AgentWorldBench rows (one episode per trajectory) or chat
+    ``messages`` rows, in JSONL, ``.jsonl.gz`` or Parquet (:mod:`agentworld.core.dataformats`)."""
+    from agentworld.core.dataformats import read_any_episodes
 
-    if awb.sniff(url) == "agentworldbench":
-        episodes, report = awb.read_episodes(url)
-        console.print(f"AgentWorldBench data {url}: {report.summary()}")
-        return episodes
-    return read_episodes(url)
+    episodes, note = read_any_episodes(url)  # ValueError (bad name or rows): main() prints it
+    if note:
+        console.print(f"{url}: {note}")
+    return episodes
 
 
 def _print_options(stage: str) -> None:
@@ -218,7 +216,8 @@ def _domain_for(model: str, explicit: str | None) -> str:
 
 @app.command("eval")
 def eval_cmd(
-    data: Annotated[str, typer.Option(help="Held-out episodes (JSONL URL).")],
+    data: Annotated[str, typer.Option(
+        help="Held-out data URL (.jsonl, .jsonl.gz, .parquet): episodes, AgentWorldBench or chat messages rows.")],
     model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
     out: Annotated[str, typer.Option(help="Directory for metrics.json, report.md, fidelity.png.")],
     domain: Annotated[str | None, typer.Option(
@@ -281,42 +280,63 @@ def simulate_cmd(
 
 @app.command("convert")
 def convert_cmd(
-    source: Annotated[str, typer.Argument(help="Input JSONL URL (.gz etc. inferred from the name).")],
-    target: Annotated[str, typer.Argument(help="Output JSONL URL.")],
+    source: Annotated[str, typer.Argument(help="Input URL: .jsonl, .jsonl.gz (.bz2/.xz/.zst) or .parquet.")],
+    target: Annotated[str, typer.Argument(
+        help="Output URL; its extension picks the container: .jsonl, .jsonl.gz (.bz2/.xz/.zst) or .parquet.")],
     to: Annotated[str | None, typer.Option(
-        help="Output format: 'agentworldbench' (from episodes) or 'episodes' (from AgentWorldBench). "
-        "Default: the other format than SOURCE's, told by its first record.")] = None,
+        help="What the rows hold: 'episodes', 'agentworldbench' (one row per evaluated turn) or "
+        "'messages' (one chat row per SFT pair, for TRL's SFTTrainer and LLaMA-Factory). "
+        "Default: 'agentworldbench' from episodes, else 'episodes'.")] = None,
     layout: Annotated[str, typer.Option(
         help="agentworldbench: rows hold every turn ('full', as the public files) or the turns "
         "up to turn_idx ('prefix').")] = "full",
+    reasoning: Annotated[bool, typer.Option(
+        help="messages: put the domain's rationale in <think> before each observation block "
+        "(as train sft --reasoning does).")] = False,
 ) -> None:
-    """Convert between episode JSONL and AgentWorldBench rows (one per evaluated turn)."""
-    from agentworld.core import agentworldbench as awb
-    from agentworld.core.io import read_episodes, write_episodes
+    """Convert between episodes, AgentWorldBench rows and chat messages, in JSONL or Parquet."""
+    from agentworld.core import dataformats as df
 
-    found = awb.sniff(source)
-    if to is None:
-        to = {"episodes": "agentworldbench", "agentworldbench": "episodes"}.get(found or "")
-        if to is None:
-            raise typer.BadParameter(f"{source}'s first line is neither an episode nor an "
-                                     "AgentWorldBench record; pass --to to say which to write",
-                                     param_hint="--to")
-    if to not in ("agentworldbench", "episodes"):
-        raise typer.BadParameter(f"{to!r}; valid: agentworldbench, episodes", param_hint="--to")
+    for url, hint in ((source, "SOURCE"), (target, "TARGET")):
+        try:
+            df.container_of(url)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint=hint) from None
+    found = df.sniff(source)
+    if found is None:
+        raise typer.BadParameter(f"{source}'s first row is neither an episode nor an "
+                                 "AgentWorldBench record nor a chat 'messages' row; pass an "
+                                 "episodes, AgentWorldBench or messages file", param_hint="SOURCE")
+    to = to or ("agentworldbench" if found == "episodes" else "episodes")
+    if to not in df.KINDS:
+        raise typer.BadParameter(f"{to!r}; valid: {', '.join(df.KINDS)}", param_hint="--to")
     if layout not in ("full", "prefix"):
         raise typer.BadParameter(f"{layout!r}; valid: full, prefix", param_hint="--layout")
-    if found == to:
-        other = "episodes" if to == "agentworldbench" else "agentworldbench"
+    same_file_type = source.rsplit(".", 1)[-1] == target.rsplit(".", 1)[-1]
+    if found == to and same_file_type:
+        other = "episodes" if to != "episodes" else "agentworldbench"
         raise typer.BadParameter(f"{source} is {to} JSONL already: pass --to {other} (or no "
-                                 "--to) to convert it", param_hint="--to")
-    if to == "agentworldbench":
-        n = awb.export_jsonl(target, read_episodes(source), layout=layout)  # type: ignore[arg-type]
-        console.print(f"wrote {n} AgentWorldBench records -> {target}")
+                                 "--to) to convert it, or a TARGET of another file type "
+                                 "(.parquet, .jsonl.gz)", param_hint="--to")
+    if found == to:  # the same rows in another container
+        n = df.write_rows(target, (row for _, row in df.read_rows(source)))
+        console.print(f"wrote {n} {to} rows -> {target}")
         return
-    episodes, report = awb.read_episodes(source)
-    n = write_episodes(target, episodes)
-    console.print(f"read {report.summary()}")
-    console.print(f"wrote {n} episodes -> {target}")
+    episodes, note = df.read_any_episodes(source)
+    if note:
+        console.print(f"read {note}")
+    rationales = None
+    if reasoning and to == "messages":
+        try:
+            from agentworld.trainers.reasoning import domain_rationales
+        except ImportError:
+            raise typer.BadParameter("rationales need agentworld-trainers installed",
+                                     param_hint="--reasoning") from None
+        rationales = domain_rationales(episodes)
+    n = df.write_as(target, episodes, to, layout=layout, rationales=rationales)  # type: ignore[arg-type]
+    what = {"agentworldbench": "AgentWorldBench records", "episodes": "episodes",
+            "messages": "chat messages rows (one per SFT pair)"}[to]
+    console.print(f"wrote {n} {what} -> {target}")
 
 
 @app.command("run")

@@ -26,7 +26,8 @@ from rich.text import Text
 from agentworld.core import plugins
 from agentworld.core.collect import collect, split
 from agentworld.core.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
-from agentworld.core.io import atomic_write, read_episodes, write_episodes
+from agentworld.core.dataformats import read_any_episodes
+from agentworld.core.io import atomic_write, write_episodes
 
 
 @dataclass
@@ -52,6 +53,11 @@ class RunState:
         """What ``report.md`` and ``metrics.json`` list atop the scores: facts and timings (s)."""
         return {"facts": self.facts, "timings_s": self.timings_s}
 
+
+
+def _episodes(url: str) -> list:
+    """Episodes of ``url`` in any dataset format (:func:`agentworld.core.dataformats.read_any_episodes`)."""
+    return read_any_episodes(url)[0]
 
 def progress_bar(console: Console) -> Progress:
     """A rich progress bar with count and elapsed time."""
@@ -94,7 +100,7 @@ def run_train(stage: str, cfg: TrainStageConfig, state: RunState, console: Conso
         if state.checkpoint is None:
             raise ValueError(f"[{stage}] needs `model` (a preset or checkpoint directory): no earlier stage produced one")
         options["model"] = state.checkpoint
-    episodes = read_episodes(state.train_url)
+    episodes = _episodes(state.train_url)
     console.print(f"[bold]{stage}[/bold]: {len(episodes)} training episodes, model {options['model']}")
     state.checkpoint = trainer.train(episodes, options)
     state.facts[stage] = {"checkpoint": state.checkpoint, "parameters": count_parameters(state.checkpoint)}
@@ -139,7 +145,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     from agentworld.core.report import write_report
 
     domain = _optional_domain(state.domain)
-    items = transitions(read_episodes(state.heldout_url), domain=domain)[: cfg.max_transitions]
+    items = transitions(_episodes(state.heldout_url), domain=domain)[: cfg.max_transitions]
     model_path = _model_path(cfg, state)
     models = {"model": plugins.get_sim_backend(cfg.backend).load(
         model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens,
@@ -198,7 +204,7 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
     domain = _optional_domain(state.domain)
     env = backend.make_env(world_model, domain=domain, max_steps=cfg.max_steps)
     lines = ["# Real vs simulated replays", ""]
-    for episode in read_episodes(state.heldout_url)[: cfg.episodes]:
+    for episode in _episodes(state.heldout_url)[: cfg.episodes]:
         obs, _ = env.reset(seed=state.seed, options={
             "task": episode.task, "system_prompt": episode.system_prompt,
             "initial_observation": episode.initial_observation.text})
