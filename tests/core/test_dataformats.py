@@ -8,15 +8,26 @@ import gzip
 import json
 
 import pytest
-from conftest import make_episode
 from typer.testing import CliRunner
 
 from agentworld.core import dataformats as df
 from agentworld.core.cli import _training_episodes, app
 from agentworld.core.formats import OBS_OPEN, sft_pair
 from agentworld.core.io import write_episodes
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 
 CONTAINERS = ["jsonl", "jsonl.gz", "parquet"]
+
+
+def make_episode(n_steps: int, episode_id: str) -> Episode:
+    prompt = "user@sandbox:~$ "
+    steps = [
+        Step(action=Action(text=f"echo {k}"), observation=Observation(text=f"{k}\n{prompt}"))
+        for k in range(n_steps)
+    ]
+    return Episode(id=episode_id, domain="terminal", system_prompt="You simulate a bash terminal.",
+                   task=Task(id="t0", domain="terminal", instruction="print numbers"),
+                   initial_observation=Observation(text=prompt), steps=steps)
 
 
 def _episodes():
