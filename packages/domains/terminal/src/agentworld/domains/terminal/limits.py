@@ -1,11 +1,14 @@
 """Resource limits of a sandbox and the ``preexec_fn`` that applies them.
 
 Limits are set with ``setrlimit`` in the child before ``exec`` and are
-inherited by everything inside the sandbox (``ulimit -a`` shows them).
+inherited by everything inside the sandbox (``ulimit -a`` shows them). The same
+``preexec_fn`` drops a root caller to the sandbox's own uid and sets the kernel's
+parent-death signal (``prctl(2)``: ``PR_SET_PDEATHSIG``, ``PR_SET_NO_NEW_PRIVS``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import signal
@@ -23,7 +26,7 @@ class Limits:
         nproc: Processes of the sandbox uid (``RLIMIT_NPROC``); when not
             running as root this is added to the user's current count.
         file_bytes: Largest file a process may write, bytes (``RLIMIT_FSIZE``).
-        tmp_bytes: Size of the private ``/tmp`` tmpfs, bytes (bubblewrap only).
+        tmp_bytes: Size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``), bytes.
         command_timeout_s: Wall-clock limit of one command, seconds.
         output_bytes: Most output kept in one observation, bytes.
     """
@@ -67,12 +70,33 @@ DEFAULT_SIGNALS = (
 )
 
 
-def limits_preexec(limits: Limits, uid: int) -> Callable[[], None]:
-    """A ``preexec_fn`` that applies ``limits`` in the child before ``exec`` and gives
-    :data:`DEFAULT_SIGNALS` their default action."""
+_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 38  # <linux/prctl.h>
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
+
+
+def sandbox_preexec(kind: str, limits: Limits, uid: int) -> Callable[[], None]:
+    """A ``preexec_fn`` for sandbox ``kind`` run as host ``uid``.
+
+    In the child before ``exec``: a root caller becomes ``uid`` (no supplementary groups);
+    ``limits`` are applied; :data:`DEFAULT_SIGNALS` get their default action; the ``unshare``
+    fallback gets ``no_new_privs`` (bubblewrap sets it itself); last, the kernel's
+    parent-death signal is set to SIGKILL (after the uid change, which would clear it), so the
+    sandbox dies with the Python thread that started it.
+    """
     nproc = limits.nproc if os.geteuid() == 0 else _user_process_count(uid) + limits.nproc
+    drop = os.geteuid() == 0 and uid != 0
+    no_new_privs = not kind.startswith("bubblewrap")
 
     def apply() -> None:
+        if drop:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
         for which, value in (
             (resource.RLIMIT_CPU, limits.cpu_s),
             (resource.RLIMIT_AS, limits.memory_bytes),
@@ -83,5 +107,8 @@ def limits_preexec(limits: Limits, uid: int) -> Callable[[], None]:
             resource.setrlimit(which, (value, value))
         for sig in DEFAULT_SIGNALS:
             signal.signal(sig, signal.SIG_DFL)
+        if no_new_privs:
+            _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
     return apply

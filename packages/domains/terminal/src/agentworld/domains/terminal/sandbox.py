@@ -1,25 +1,30 @@
 """Sandbox selection and the command line that starts a sandboxed bash.
 
-Two sandboxes are supported, tried in this order:
+Two sandboxes are supported, tried in this order; both show the shell the same file system
+(:mod:`agentworld.domains.terminal.layout`: a new read-only root holding ``/usr``, the pieces
+of ``/etc`` a shell needs, private tmpfs ``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm``, a
+minimal ``/dev``, and the episode root at ``/home/agent``) and give the same guarantees:
 
-* ``bubblewrap`` (``bwrap``): read-only view of ``/``, the episode root bound
-  writable at ``/home/agent`` (inside a read-only ``/home`` of fixed date), private ``/tmp`` (tmpfs), fresh ``/dev`` and
-  ``/proc``, all namespaces unshared (no network: only ``lo`` exists),
-  hostname ``sandbox``, uid/gid 1000 shown as ``user``.
-* ``unshare`` (util-linux) fallback: new user, network, pid, mount, ipc and
-  uts namespaces, a private ``/tmp``, and the same view of the home directory as under
-  bubblewrap: the episode root bound at ``/home/agent`` inside the fixed-date ``/home``,
-  ``passwd``/``group`` files bound over ``/etc``, hostname ``sandbox``. Without helper
-  binaries an unprivileged user namespace maps one uid, so the shell runs as uid 0 of
-  its namespace, named ``user`` there (``ls -l`` and ``whoami`` show what bubblewrap shows;
-  ``id`` shows uid 0). The rest of the host file system is protected only by the
-  permissions of the unprivileged host uid.
+* ``bubblewrap`` (``bwrap``): all namespaces unshared (no network: only ``lo`` exists),
+  hostname ``sandbox``, the shell runs as uid/gid 1000 (``user``) with no capabilities,
+  ``--die-with-parent``.
+* ``unshare`` (util-linux >= 2.38) fallback: new user, mount, pid, network, ipc and uts
+  namespaces. The root of the new user namespace builds the view under a tmpfs,
+  switches into it with ``pivot_root`` and detaches the host's tree (the host's ``/tmp``, ``/home`` or
+  ``/work`` are then not under the sandbox's root at all, so no ``umount`` can uncover them),
+  then starts bash in a nested user namespace as uid 1000 with no capabilities and
+  ``no_new_privs`` (``umount`` fails with EPERM). ``--kill-child`` gives the namespace's init
+  the kernel's death signal when ``unshare`` dies.
 
-When the caller is root, the sandbox is started through ``setpriv`` as an
-unprivileged uid of its own (chosen per sandbox, see :func:`sandbox_uid`):
-``RLIMIT_NPROC`` counts the processes of the *real* uid and is not enforced
-for privileged processes, so only this makes the process limit stop a fork
-bomb. Resource limits are set with ``setrlimit`` before ``exec`` and are
+Both run bash as a child of the pid namespace's init (bubblewrap's reaper, or ``sh``), so every
+process of the sandbox dies when the process Python started dies: Python kills it on close,
+and the kernel's parent-death signal (``PR_SET_PDEATHSIG``, set before ``exec``) kills it when
+the Python process (precisely: the thread that started the sandbox) dies, by SIGKILL included.
+
+When the caller is root, the sandbox runs as an unprivileged uid of its own (chosen per
+sandbox, see :func:`sandbox_uid`), set before ``exec``: ``RLIMIT_NPROC`` counts the processes
+of the *real* uid and is not enforced for privileged processes, so only this makes the process
+limit stop a fork bomb. Resource limits are set with ``setrlimit`` before ``exec`` and are
 inherited by everything inside (see :class:`Limits`).
 
 ``bwrap --new-session`` is deliberately not used: the shell needs the pseudo
@@ -33,100 +38,101 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import shlex
 import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from agentworld.domains.terminal.fs import SETUP_MTIME
-from agentworld.domains.terminal.limits import Limits
+from agentworld.domains.terminal.layout import bwrap_args, plan, plan_json
+from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.prompt import HOME
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SANDBOX_ENV_VAR = "AGENTWORLD_TERMINAL_SANDBOX"
+INSIDE_UID = 1000  # uid and gid of the shell inside every sandbox, named ``user``
+INPUT_DIR = "/run/agentworld"  # read-only inside: long action lines (see shell.LINE_MAX)
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 _UID_BASE, _UID_SPAN = 200_000, 100_000
 _counter = itertools.count()
 _BWRAP_FIXED = (
-    "--ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent "
-    "--uid 1000 --gid 1000 --hostname sandbox"
+    "--unshare-all --unshare-user --die-with-parent "
+    f"--uid {INSIDE_UID} --gid {INSIDE_UID} --hostname sandbox"
 ).split()
-_UNSHARE_FIXED = (
-    "unshare --user --map-root-user --net --pid --fork --mount-proc --ipc --uts".split()
-)
+_UNSHARE_FIXED = [
+    "unshare", "--user", "--map-root-user", "--mount", "--propagation", "private", "--pid",
+    "--kill-child", "--net", "--ipc", "--uts",
+]  # fmt: skip
+_UNSHARE_INNER = f"unshare --user --map-user={INSIDE_UID} --map-group={INSIDE_UID} --".split()
 
 
-def _run_ok(argv: list[str]) -> bool:
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
-def _setpriv_prefix(uid: int) -> list[str]:
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        raise RuntimeError("running as root needs `setpriv` (util-linux) to drop privileges")
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+def _probe(kind: str) -> str | None:
+    """Start ``true`` in sandbox ``kind`` with its full set-up; ``None`` when it works, else
+    what went wrong (the last line of its error output)."""
+    uid = sandbox_uid()
+    with tempfile.TemporaryDirectory(prefix="agentworld-probe-") as tmp:
+        root, meta = Path(tmp, "root"), Path(tmp, "meta")
+        root.mkdir()
+        meta.mkdir()
+        Path(tmp).chmod(0o755)
+        root.chmod(0o755)
+        write_identity(meta, uid)
+        if os.geteuid() == 0:
+            os.chown(root, uid, uid)
+        argv = sandbox_argv(kind, root, meta, uid, Limits(), command=["true"])
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                timeout=20,
+                check=False,
+                preexec_fn=sandbox_preexec(kind, Limits(), uid),
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else f"exit status {done.returncode}"
 
 
 @functools.cache
 def detect_sandbox() -> str:
     """The sandbox this machine can run: ``"bubblewrap 0.8.0"`` or ``"unshare"``.
 
-    The environment variable ``AGENTWORLD_TERMINAL_SANDBOX`` (``bwrap`` or
-    ``unshare``) restricts the choice. The result is cached per process.
+    Each candidate is probed by starting it with its full set-up. The environment variable
+    ``AGENTWORLD_TERMINAL_SANDBOX`` (``bwrap`` or ``unshare``) restricts the choice. The
+    result is cached per process.
 
     Raises:
-        RuntimeError: no sandbox works here; the message says what was tried.
+        RuntimeError: no sandbox works here; the message says what was tried and how to
+            install bubblewrap.
     """
     wanted = os.environ.get(SANDBOX_ENV_VAR, "").strip().lower()
     tried: list[str] = []
-    probe_uid = sandbox_uid()
     if wanted in ("", "bwrap", "bubblewrap"):
         bwrap = shutil.which("bwrap")
         if bwrap is None:
-            tried.append("bwrap: not installed (apt-get install bubblewrap)")
-        elif _run_ok(
-            [
-                *_setpriv_prefix(probe_uid),
-                bwrap,
-                "--ro-bind",
-                "/",
-                "/",
-                "--unshare-all",
-                "--die-with-parent",
-                "true",
-            ]
-        ):
-            version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout
+            tried.append(f"bwrap: not installed ({INSTALL_HINT})")
+        elif (error := _probe("bubblewrap")) is None:
+            version = subprocess.run(
+                [bwrap, "--version"], capture_output=True, text=True, check=False
+            ).stdout
             return version.strip() or "bubblewrap"
         else:
-            tried.append("bwrap: installed but cannot create namespaces here")
+            tried.append(f"bwrap: installed but does not start here ({error})")
     if wanted in ("", "unshare"):
-        if shutil.which("unshare") is None:
-            tried.append("unshare: not installed (util-linux)")
-        elif _run_ok(
-            [
-                *_setpriv_prefix(probe_uid),
-                "unshare",
-                "--user",
-                "--map-root-user",
-                "--net",
-                "--pid",
-                "--fork",
-                "--mount-proc",
-                "true",
-            ]
-        ):
-            return "unshare"
+        missing = [t for t in ("unshare", "mount", "pivot_root") if shutil.which(t) is None]
+        if missing:
+            tried.append(f"unshare: {', '.join(missing)} not installed (util-linux)")
+        elif (error := _probe("unshare")) is not None:
+            tried.append(f"unshare: user namespaces or mounts are not permitted here ({error})")
         else:
-            tried.append("unshare: user namespaces are not permitted here")
-    raise RuntimeError(
-        "no sandbox for the terminal domain: "
-        + "; ".join(tried or [f"{SANDBOX_ENV_VAR}={wanted!r} is not a sandbox"])
-    )
+            return "unshare"
+    if not tried:
+        tried.append(f"{SANDBOX_ENV_VAR}={wanted!r} is not a sandbox (bwrap or unshare)")
+    raise RuntimeError(f"no sandbox for the terminal domain ({INSTALL_HINT}): " + "; ".join(tried))
 
 
 def sandbox_uid() -> int:
@@ -141,81 +147,83 @@ def sandbox_uid() -> int:
 
 
 def inside_uid(kind: str) -> int:
-    """The uid (and gid) the shell has inside sandbox ``kind``: 1000 under bubblewrap, 0 under
-    unshare (its only mapped uid)."""
-    return 1000 if kind.startswith("bubblewrap") else 0
+    """The uid (and gid) the shell has inside sandbox ``kind``: 1000 in every kind."""
+    return INSIDE_UID
 
 
-def write_identity(meta: Path, uid: int | None = None, inside: int = 1000) -> None:
-    """Write ``passwd``/``group`` files naming uid/gid ``inside`` ``user`` into ``meta``, and the
-    ``home/agent`` skeleton that the sandbox mounts as ``/home`` (owned by ``uid`` when given,
-    dated :data:`~agentworld.domains.terminal.fs.SETUP_MTIME`, so ``ls -la`` shows a
-    reproducible ``..``)."""
-    root = "" if inside == 0 else "root:x:0:0:root:/root:/bin/bash\n"
+def write_identity(meta: Path, uid: int | None = None, inside: int = INSIDE_UID) -> None:
+    """Write the sandbox's own ``/etc`` files into ``meta`` (``passwd``/``group`` naming
+    uid/gid ``inside`` ``user``, ``hostname``, ``hosts``), the ``home/agent`` skeleton that the
+    sandbox mounts as ``/home`` (owned by ``uid`` when given, dated
+    :data:`~agentworld.domains.terminal.fs.SETUP_MTIME`, so ``ls -la`` shows a reproducible
+    ``..``), the empty ``newroot`` directory the ``unshare`` fallback builds its root on and
+    the ``input`` directory mounted read-only at :data:`INPUT_DIR`."""
     meta.joinpath("passwd").write_text(
-        f"{root}user:x:{inside}:{inside}:user:{HOME}:/bin/bash\n"
+        "root:x:0:0:root:/root:/bin/bash\n"
+        f"user:x:{inside}:{inside}:user:{HOME}:/bin/bash\n"
         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
     )
-    root_group = "" if inside == 0 else "root:x:0:\n"
-    meta.joinpath("group").write_text(f"{root_group}user:x:{inside}:\nnogroup:x:65534:\n")
+    meta.joinpath("group").write_text(f"root:x:0:\nuser:x:{inside}:\nnogroup:x:65534:\n")
+    meta.joinpath("hostname").write_text("sandbox\n")
+    meta.joinpath("hosts").write_text("127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n")
     home = meta / "home"
     (home / "agent").mkdir(parents=True, exist_ok=True)
-    for path in (meta, meta / "passwd", meta / "group", home, home / "agent"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    meta.joinpath("newroot").mkdir(exist_ok=True)
+    meta.joinpath("input").mkdir(exist_ok=True)
+    for path in (meta, home, home / "agent", meta / "newroot", meta / "input"):
+        path.chmod(0o755)
+    for name in ("passwd", "group", "hostname", "hosts"):
+        meta.joinpath(name).chmod(0o644)
     for path in (home / "agent", home):
         if uid is not None and os.geteuid() == 0:
             os.chown(path, uid, uid)
         os.utime(path, (SETUP_MTIME, SETUP_MTIME))
 
 
-def sandbox_argv(kind: str, root: Path, meta: Path, uid: int, limits: Limits) -> list[str]:
+def sandbox_argv(
+    kind: str,
+    root: Path,
+    meta: Path,
+    uid: int,
+    limits: Limits,
+    command: list[str] | None = None,
+) -> list[str]:
     """The command line starting ``bash`` inside sandbox ``kind`` for episode ``root``, whose
-    home directory is ``/home/agent``.
+    home directory is ``/home/agent``. Start it with ``preexec_fn=sandbox_preexec(kind,
+    limits, uid)``.
 
     Args:
         kind: A value of :func:`detect_sandbox`.
         root: The episode's writable root directory (owned by ``uid``).
-        meta: Directory holding the ``passwd``/``group`` files (:func:`write_identity`, with
-            ``inside=inside_uid(kind)``).
+        meta: Directory written by :func:`write_identity`.
         uid: Host uid the sandbox runs as (:func:`sandbox_uid`).
         limits: Resource limits (only ``tmp_bytes`` is used here).
+        command: What to run instead of the interactive bash (probes).
     """
-    bash = ["bash", "--norc", "--noprofile", "--noediting", "-i"]
+    bash = command or ["bash", "--norc", "--noprofile", "--noediting", "-i"]
     # TABSIZE=0: ls pads columns with spaces only (no tab characters in observations).
     env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8", "TABSIZE": "0"}
     env |= {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash"}
-    prefix = _setpriv_prefix(uid)
+    steps = plan(root, meta, limits.tmp_bytes)
     if kind.startswith("bubblewrap"):
-        argv = [*prefix, "bwrap", *_BWRAP_FIXED, "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
-        argv += ["--ro-bind", str(meta / "home"), "/home"]
-        argv += ["--bind", str(root), HOME, "--chdir", HOME, "--clearenv"]
-        for name in ("passwd", "group"):
-            argv += ["--ro-bind", str(meta / name), f"/etc/{name}"]
+        argv = ["bwrap", *_BWRAP_FIXED, *bwrap_args(steps), "--chdir", HOME, "--clearenv"]
         for key, value in env.items():
             argv += ["--setenv", key, value]
         return argv + bash
+    # unshare: newroot.py builds the view, then sh is the pid namespace's init and runs bash as
+    # its child (as bubblewrap's init does): init ignores a SIGKILL sent from inside, so
+    # `kill -9 $$` would not end a bash that was pid 1.
+    argv = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), *_UNSHARE_FIXED]
+    setup = [_python(), "-I", "-S", "-c", _newroot_source(), plan_json(steps)]
+    return [*argv, *setup, str(meta / "newroot"), "--", *_UNSHARE_INNER, *bash]
 
-    # unshare: the namespace's root builds bubblewrap's view with bind mounts (the episode
-    # root and meta may live under /tmp, so they are bound before /tmp is hidden) and brings
-    # up loopback where iproute2 is installed; a failed mount stops the start rather than run
-    # with the host's view. sh stays the namespace's init and runs bash as its child (as
-    # bubblewrap's init does): init ignores a SIGKILL sent from inside, so `kill -9 $$` would
-    # not end a bash that was pid 1.
-    def bind(source: Path, target: str) -> str:
-        return f"mount --bind {shlex.quote(str(source))} {target}"
 
-    script = " && ".join(
-        [
-            bind(meta / "home", "/home"),
-            bind(root, HOME),
-            bind(meta / "passwd", "/etc/passwd"),
-            bind(meta / "group", "/etc/group"),
-            f"mount -t tmpfs -o size={limits.tmp_bytes} tmpfs /tmp",
-            "hostname sandbox",
-            "{ ip link set lo up 2>/dev/null || true; }",
-            f"cd {HOME}",
-            '"$@"',
-        ]
-    )
-    argv = [*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), *_UNSHARE_FIXED]
-    return [*argv, "sh", "-c", script, "sh", *bash]
+@functools.cache
+def _newroot_source() -> str:
+    return Path(__file__).with_name("newroot.py").read_text()
+
+
+def _python() -> str:
+    """A Python the sandbox uid can run: the system's (a root caller's interpreter may live
+    under ``/root``), else this one."""
+    return "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable

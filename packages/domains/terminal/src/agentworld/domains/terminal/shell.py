@@ -1,17 +1,25 @@
 """A bash shell in a sandbox, driven through a pseudo-terminal with pexpect.
 
-Completion of a command is detected with an invisible marker printed as part
-of ``PS1``: ``\\x1e<token>:<exit status>:<cwd>\\x1f`` + visible prompt +
-``\\x1e<token>.\\x1f``, where ``<token>`` is random per shell. ``PS2`` carries
-a similar marker so an incomplete line (an unclosed quote, a here-document)
-is noticed at once and cancelled with Ctrl-C, as a person would. Terminal
-echo is off (``bash --noediting`` on a no-echo pty), so the command itself is
-not part of the output.
+Completion of a command is detected with an invisible marker printed as part of ``PS1``:
+``\\x1e<token>:<prompt number>:<exit status>:<cwd>\\x1f`` + visible prompt +
+``\\x1e<token>.\\x1f``, where ``<token>`` is random per shell, the prompt number counts the
+shell's prompts and ``\\x1f`` in the cwd is doubled. A marker counts only when its number is
+past the last one seen and the shell (not a command) holds the terminal's foreground
+(``tcgetpgrp``): a command that prints the prompt (``echo "${PS1@P}"``) does not end its step.
+``PS2`` carries a similar marker so an incomplete line (an unclosed quote, a here-document)
+is noticed at once and cancelled with Ctrl-C, as a person would. Terminal echo is off
+(``bash --noediting`` on a no-echo pty), so the command itself is not part of the output.
+``PROMPT_COMMAND``, ``PS1`` and ``PS2`` are read-only.
 
-Before each prompt, processes left running in the background by the command
-are killed (``disown -a; kill -9 -1`` inside the pid namespace): every
-command runs to completion, no job outlives its step (this also ends fork
-bombs), and episodes stay reproducible.
+Before each prompt, processes left running in the background by the command are killed
+(``disown -a; kill -9 -1`` inside the pid namespace), and after it the host kills whatever is
+still there besides the shell (:mod:`agentworld.domains.terminal.reaper`): every command runs
+to completion, no job outlives its step (this also ends fork bombs), and episodes stay
+reproducible.
+
+A line longer than :data:`LINE_MAX` bytes would be cut by the terminal's line buffer (4,095
+bytes, ``N_TTY_BUF_SIZE``); it is passed through a read-only file instead and run with
+``eval``, so what runs is what is recorded.
 """
 
 from __future__ import annotations
@@ -26,10 +34,12 @@ import time
 from pathlib import Path
 
 import pexpect
-from agentworld.domains.terminal.limits import Limits, limits_preexec
+from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
 from agentworld.domains.terminal.prompt import HOME
+from agentworld.domains.terminal.reaper import kill_leftovers
 from agentworld.domains.terminal.sandbox import (
+    INPUT_DIR,
     detect_sandbox,
     inside_uid,
     sandbox_argv,
@@ -44,6 +54,7 @@ INTERRUPT_EVERY_S = 1.0
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
+LINE_MAX = 4000  # bytes of one typed line; longer lines are passed through a file
 
 
 class Shell:
@@ -69,6 +80,8 @@ class Shell:
         write_identity(self._meta, self.uid, inside_uid(self.kind))
         self._child: pexpect.spawn | None = None
         self._token = b""
+        self._prompts = 0  # number of the last prompt seen
+        self._shell_pgrp: int | None = None
         self._last: CommandResult | None = None
 
     def start(self, cwd: str | None = None, exit_code: int = 0) -> CommandResult:
@@ -79,6 +92,7 @@ class Shell:
                 os.lchown(path, self.uid, self.uid)
         argv = sandbox_argv(self.kind, self.root, self._meta, self.uid, self.limits)
         self._token = secrets.token_hex(8).encode()
+        self._prompts, self._shell_pgrp = 0, None
         self._child = pexpect.spawn(
             argv[0],
             argv[1:],
@@ -86,7 +100,7 @@ class Shell:
             dimensions=(50, 200),  # a wide terminal: short listings fit on one line
             cwd=str(self.root),
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            preexec_fn=limits_preexec(self.limits, self.uid),
+            preexec_fn=sandbox_preexec(self.kind, self.limits, self.uid),
         )
         # pexpect sleeps 50 ms before each send and 100 ms around close by default.
         self._child.delaybeforesend = None
@@ -94,11 +108,12 @@ class Shell:
         self._child.ptyproc.delayafterclose = self._child.ptyproc.delayafterterminate = 0.01
         tok = self._token.decode()
         init = (
-            f"PROMPT_COMMAND='__aw_rc=$?; disown -a; kill -9 -1 2>/dev/null; "
+            "__aw_k=0; PROMPT_COMMAND='__aw_rc=$?; disown -a; kill -9 -1 2>/dev/null; "
+            "shopt -s promptvars; __aw_k=$((__aw_k+1)); "
             f'if ((__aw_rc)); then __aw_st="[$__aw_rc] "; else __aw_st=; fi\'; '
-            f"PS1=$'\\x1e{tok}:${{__aw_rc}}:${{PWD}}\\x1f"
+            f"PS1=$'\\x1e{tok}:${{__aw_k}}:${{__aw_rc}}:${{PWD//\\x1f/\\x1f\\x1f}}\\x1f"
             f"${{__aw_st}}user@sandbox:\\\\w$ \\x1e{tok}.\\x1f'; "
-            f"PS2=$'\\x1e{tok}>\\x1f> '; unset HISTFILE; "
+            f"PS2=$'\\x1e{tok}>\\x1f> '; readonly PROMPT_COMMAND PS1 PS2; unset HISTFILE; "
             f"cd -- {_quote(cwd or HOME)} 2>/dev/null; history -c; (exit {int(exit_code)})"
         )
         self._child.sendline(init)
@@ -106,19 +121,35 @@ class Shell:
         status, match = self._collect(collector, time.monotonic() + 10.0)
         if status != "prompt" or match is None:
             self._kill()
-            raise RuntimeError(f"the sandboxed shell ({self.kind}) did not start: {status}")
+            said, _ = clean_output(bytes(collector.head + collector.tail), 2000)
+            raise RuntimeError(
+                f"the sandboxed shell ({self.kind}) did not start ({status}): {said.strip()!r}"
+            )
         return self._result(b"", match)
 
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         """Run one command line and wait for the next prompt.
 
         Args:
-            command: One line (line breaks are entered as separate lines).
+            command: One line (line breaks are entered as separate lines; a line over
+                :data:`LINE_MAX` bytes is passed through a file and run with ``eval``).
             timeout_s: Wall-clock limit, seconds (default ``limits.command_timeout_s``).
                 On expiry Ctrl-C is sent (again every ``INTERRUPT_EVERY_S``); if no
                 prompt follows within ``GRACE_S`` the shell is killed and restarted in
                 the same directory.
+
+        Raises:
+            ValueError: ``command`` cannot be typed: it is not valid Unicode text (a lone
+                surrogate) or holds a NUL character.
         """
+        try:
+            command.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"action is not valid text: {exc.reason} at index {exc.start} of {command!r:.200}"
+            ) from None
+        if "\x00" in command:
+            raise ValueError(f"action holds a NUL character: {command!r:.200}")
         lines = command.replace("\r\n", "\n").split("\n")
         if len(lines) > 1:
             results = [self.run(line, timeout_s) for line in lines]
@@ -134,13 +165,14 @@ class Shell:
         timeout = self.limits.command_timeout_s if timeout_s is None else timeout_s
         last = self._last
         collector = OutputCollector(self.limits.output_bytes * 4)
-        self._child.sendline(command)
+        self._child.sendline(self._typed(command))
         status, match = self._collect(collector, time.monotonic() + timeout)
         timed_out = status == "timeout"
         if status in ("timeout", "ps2"):
             collector.feed(b"^C")
             status, match = self._interrupt(collector)
         if status == "prompt" and match is not None:
+            kill_leftovers(self._child.pid, self._shell_pgrp)
             result = self._result(collector.head + collector.tail[: match.start()], match)
             if timed_out:
                 result.output = _with_note(result.output, TIMEOUT_NOTE.format(t=timeout))
@@ -167,16 +199,36 @@ class Shell:
         self._kill()
         shutil.rmtree(self._meta, ignore_errors=True)
 
+    def _typed(self, line: str) -> str:
+        """What to type for ``line``: itself, or for a line over :data:`LINE_MAX` bytes a
+        short line that reads it from the sandbox's read-only input directory and runs it."""
+        if len(line.encode("utf-8")) <= LINE_MAX:
+            return line
+        inbox = self._meta / "input"
+        tmp = inbox / ".line.tmp"
+        tmp.write_text(line, encoding="utf-8")
+        tmp.chmod(0o644)
+        tmp.replace(inbox / "line")
+        return f"IFS= read -r -d '' __aw_c < {INPUT_DIR}/line; eval -- \"$__aw_c\""
+
     def _result(self, raw: bytes, match: re.Match[bytes]) -> CommandResult:
         out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
-        code, cwd = int(match.group(1)), match.group(2).decode("utf-8", errors="replace")
-        prompt = match.group(3).decode("utf-8", errors="replace")
+        code = int(match.group(2))
+        cwd = match.group(3).replace(b"\x1f\x1f", b"\x1f").decode("utf-8", errors="replace")
+        prompt = match.group(4).decode("utf-8", errors="replace")
         self._last = CommandResult(out, prompt, code, cwd, truncated=truncated)
         return self._last
 
     def _collect(self, col: OutputCollector, deadline: float) -> tuple[str, re.Match[bytes] | None]:
         tok = re.escape(self._token)
-        done = re.compile(rb"\x1e" + tok + rb":(\d+):(.*?)\x1f(.*?)\x1e" + tok + rb"\.\x1f", re.S)
+        done = re.compile(
+            rb"\x1e"
+            + tok
+            + rb":(\d+):(\d+):((?:[^\x1f]|\x1f\x1f)*)\x1f(?!\x1f)(.*?)\x1e"
+            + tok
+            + rb"\.\x1f",
+            re.DOTALL,
+        )
         ps2 = b"\x1e" + self._token + b">\x1f"
         assert self._child is not None
         while True:
@@ -189,12 +241,32 @@ class Shell:
                 continue
             except pexpect.EOF:
                 return "eof", None
-            match = done.search(col.tail)
-            if match:
-                return "prompt", match
+            while match := done.search(col.tail):
+                if self._genuine(int(match.group(1))):
+                    self._prompts = int(match.group(1))
+                    if self._shell_pgrp is None:
+                        self._shell_pgrp = self._foreground()
+                    return "prompt", match
+                col.tail[match.start()] = 0x1D  # forged: keep its text, not its marker
             if ps2 in col.tail:
-                col.tail[:] = col.tail.replace(ps2, b"")
-                return "ps2", None
+                if self._genuine(None):
+                    col.tail[:] = col.tail.replace(ps2, b"")
+                    return "ps2", None
+                col.tail[:] = col.tail.replace(ps2, b"\x1d" + ps2[1:])
+
+    def _foreground(self) -> int | None:
+        assert self._child is not None
+        try:
+            return os.tcgetpgrp(self._child.child_fd)
+        except OSError:
+            return None
+
+    def _genuine(self, number: int | None) -> bool:
+        """Whether a prompt marker (``number``; ``None`` for ``PS2``) is the shell's: a prompt
+        past the last one seen, printed while the shell holds the terminal's foreground."""
+        if number is not None and number <= self._prompts:
+            return False
+        return self._shell_pgrp is None or self._foreground() == self._shell_pgrp
 
     def _interrupt(self, col: OutputCollector) -> tuple[str, re.Match[bytes] | None]:
         """Send ^C every :data:`INTERRUPT_EVERY_S` until a prompt (or EOF) or :data:`GRACE_S`."""

@@ -1,0 +1,164 @@
+"""Build the sandbox's root inside fresh namespaces, then start the shell (``unshare`` fallback).
+
+Run as a script (``python3 -I -S -c SOURCE PLAN_JSON NEW_ROOT -- COMMAND...``) by the root of
+a new user namespace that also has new mount, pid, network, ipc and uts namespaces, as pid 1 of
+the pid namespace. Standard library only (it runs with ``-I -S``). It:
+
+1. sets the hostname to ``sandbox`` and brings up the loopback interface;
+2. mounts a tmpfs at ``NEW_ROOT`` and builds the plan there
+   (:func:`agentworld.domains.terminal.layout.plan`): read-only binds (read-only remounts keep
+   the locked ``nosuid``/``nodev``/``noexec``/atime flags of their source, as bubblewrap's
+   ``bind-mount.c`` does), symlinks, size-limited tmpfs, a minimal ``/dev``, a new ``/proc``;
+3. switches into the new root with ``pivot_root`` and detaches the host's tree, so no host
+   path is under the sandbox's root any more, then makes the new root read-only;
+4. replaces itself (``exec``) with ``sh`` as the pid namespace's init, which runs COMMAND as its child (COMMAND
+   drops to an unprivileged uid in a nested user namespace, see
+   :mod:`agentworld.domains.terminal.sandbox`).
+
+Mount flags and calls are those of ``mount(2)``, ``umount(2)`` and ``<linux/mount.h>``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
+MS_RELATIME, MS_STRICTATIME = 1 << 21, 1 << 24
+MNT_DETACH = 2
+# statvfs f_flag bits (ST_*) -> mount flags (MS_*) that are locked on a mount from a more
+# privileged namespace and must be kept when remounting it.
+_LOCKED = (
+    (1, MS_RDONLY), (2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC),
+    (1024, MS_NOATIME), (2048, MS_NODIRATIME), (4096, MS_RELATIME),
+)  # fmt: skip
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+DEV_LINKS = (
+    ("/proc/self/fd", "fd"), ("/proc/self/fd/0", "stdin"), ("/proc/self/fd/1", "stdout"),
+    ("/proc/self/fd/2", "stderr"), ("/proc/kcore", "core"), ("pts/ptmx", "ptmx"),
+)  # fmt: skip
+SMALL_TMPFS = 1 << 20
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                        ctypes.c_char_p]  # fmt: skip
+
+
+class SetupError(Exception):
+    """A step of the set-up failed; the message names it."""
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    """``mount(2)``; raises :class:`SetupError` naming the target on failure."""
+    enc = [None if v is None else v.encode() for v in (source, target, fstype)]
+    if _libc.mount(enc[0], enc[1], enc[2], flags, data.encode() if data else None) != 0:
+        err = ctypes.get_errno()
+        raise SetupError(f"mount {source} on {target} ({fstype}): {os.strerror(err)}")
+
+
+def _touch(path: str, directory: bool) -> None:
+    os.makedirs(path if directory else os.path.dirname(path), exist_ok=True)
+    if not directory and not os.path.exists(path):
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+
+
+def bind(source: str, target: str, read_only: bool) -> None:
+    """Bind ``source`` (recursively) at ``target``; remount read-only keeping locked flags."""
+    _touch(target, os.path.isdir(source))
+    mount(source, target, None, MS_BIND | MS_REC)
+    if read_only:
+        vfs = os.statvfs(target).f_flag
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+        flags |= sum(ms for st, ms in _LOCKED if vfs & st)
+        mount(None, target, None, flags)
+
+
+def tmpfs(target: str, size: int, mode: str = "755") -> None:
+    os.makedirs(target, exist_ok=True)
+    mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size={size}")
+
+
+def dev(target: str) -> None:
+    """A minimal ``/dev``: device nodes bound from the host, links, a new devpts instance."""
+    os.makedirs(target, exist_ok=True)
+    mount("tmpfs", target, "tmpfs", MS_NOSUID, f"mode=755,size={SMALL_TMPFS}")
+    for name in DEVICES:
+        bind(f"/dev/{name}", f"{target}/{name}", False)
+    for link, name in DEV_LINKS:
+        os.symlink(link, f"{target}/{name}")
+    os.mkdir(f"{target}/pts")
+    os.mkdir(f"{target}/shm")
+    mount("devpts", f"{target}/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+          "newinstance,ptmxmode=0666,mode=620")  # fmt: skip
+
+
+def loopback_up() -> None:
+    """``ip link set lo up`` through ``SIOCSIFFLAGS`` (``netdevice(7)``)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        req = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(sock, 0x8913, req))[1]  # SIOCGIFFLAGS
+        fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))  # SIOCSIFFLAGS, IFF_UP
+
+
+def build(steps: list[dict[str, object]], root: str) -> None:
+    """Build ``steps`` (:class:`agentworld.domains.terminal.layout.Mount` as dicts) under
+    ``root`` and switch into it."""
+    mount("aw-root", root, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755,size={SMALL_TMPFS}")
+    for step in steps:
+        kind, dest, source = step["kind"], root + str(step["dest"]), str(step["source"])
+        if kind in ("ro", "rw"):
+            bind(source, dest, kind == "ro")
+        elif kind == "symlink":
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            os.symlink(source, dest)
+        elif kind == "tmpfs":
+            tmpfs(dest, int(step["size"]))  # type: ignore[call-overload]
+        elif kind == "proc":
+            os.makedirs(dest, exist_ok=True)
+            mount("proc", dest, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        elif kind == "dev":
+            dev(dest)
+        else:
+            raise SetupError(f"unknown mount kind {kind!r}")
+    os.chdir(root)
+    os.mkdir(".old")
+    if subprocess.run(["pivot_root", ".", ".old"], check=False).returncode != 0:
+        raise SetupError("pivot_root failed")
+    os.chdir("/")
+    if _libc.umount2(b"/.old", MNT_DETACH) != 0:
+        raise SetupError(f"umount /.old: {os.strerror(ctypes.get_errno())}")
+    os.rmdir("/.old")
+    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 5 or argv[3] != "--":
+        print("usage: newroot.py PLAN_JSON NEW_ROOT -- COMMAND...", file=sys.stderr)
+        return 2
+    steps, root, command = json.loads(argv[1]), argv[2], argv[4:]
+    try:
+        socket.sethostname("sandbox")
+        loopback_up()
+        build(steps, root)
+    except (OSError, SetupError) as exc:
+        print(f"sandbox set-up failed: {exc}", file=sys.stderr)
+        return 1
+    os.chdir(os.environ.get("HOME", "/"))
+    # Python ignores SIGPIPE and SIGXFSZ; an ignored signal would survive exec.
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    # sh stays the pid namespace's init and runs the command as its child.
+    os.execv("/bin/sh", ["sh", "-c", '"$@"; exit $?', "sh", *command])
+    return 1  # pragma: no cover - execv does not return
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,281 @@
+"""Attacks on the terminal sandbox, tried for real in every sandbox kind this machine offers.
+
+Each test runs the attack in a real sandboxed bash (bubblewrap, and the ``unshare`` fallback)
+and asserts on what the host sees afterwards: its files, its sockets, its processes. The
+attacks are those of issue 22 (mount undoing, host file and socket access, surviving
+processes, long actions, prompt-marker forgery, disabled per-step cleanup).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from agentworld.core.types import Action
+from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.sandbox import SANDBOX_ENV_VAR, Limits, detect_sandbox
+
+
+def _sandboxes() -> list[str]:
+    kinds = []
+    for wanted in ("bwrap", "unshare"):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(SANDBOX_ENV_VAR, wanted)
+            try:
+                kinds.append(detect_sandbox.__wrapped__())
+            except RuntimeError:
+                pass
+    return kinds
+
+
+SANDBOXES = _sandboxes()
+if not SANDBOXES:  # pragma: no cover - depends on the machine
+    pytest.skip("no sandbox available (bubblewrap or unshare)", allow_module_level=True)
+
+
+@pytest.fixture(params=SANDBOXES)
+def env(request):
+    e = TerminalEnv(limits=Limits(command_timeout_s=1.5), sandbox=request.param)
+    e.reset()
+    yield e
+    e.close()
+
+
+def run(env: TerminalEnv, text: str):
+    obs, _, _, _, info = env.step(Action(text=text))
+    return obs.text, info
+
+
+@pytest.fixture
+def host_secret():
+    """A world-readable, world-writable host file in the host's /tmp, as another episode's
+    root or a user's file would be."""
+    path = Path("/tmp") / f"aw-secret-{uuid.uuid4().hex}"
+    path.write_text("host secret\n")
+    path.chmod(0o666)
+    yield path
+    path.unlink(missing_ok=True)
+
+
+def test_mounts_cannot_be_undone(env, host_secret):
+    """``umount`` of /tmp, /home and /etc/passwd fails, and nothing of the host shows."""
+    text, _ = run(env, f"umount /tmp; umount -l /tmp; cat {host_secret}")
+    assert "host secret" not in text
+    text, _ = run(env, "umount -l /home; umount /etc/passwd; umount -l /etc/passwd; ls /home")
+    assert text.endswith("agent\nuser@sandbox:~$ ")
+    text, _ = run(env, "cat /etc/passwd")
+    assert "daemon:" not in text and "user:x:1000:1000" in text
+    text, _ = run(env, f"umount -l /tmp; echo pwned >> {host_secret}")
+    assert host_secret.read_text() == "host secret\n"
+
+
+def test_no_capabilities_are_left(env):
+    text, _ = run(env, "grep -E '^Cap(Eff|Prm)' /proc/self/status")
+    assert text.split() == ["CapPrm:", "0" * 16, "CapEff:", "0" * 16, "user@sandbox:~$"]
+    text, info = run(env, "mount -t tmpfs none /home/agent")
+    assert info["exit_code"] != 0
+    text, info = run(env, "id -u; touch /newfile")
+    assert text.startswith("1000\n") and info["exit_code"] != 0
+
+
+def test_a_nested_namespace_reveals_nothing_of_the_host(env, host_secret):
+    """A user namespace of its own gives the agent capabilities, but only over the sandbox's
+    own mount tree: the host's /tmp is not under it."""
+    script = f"umount -l /tmp; umount -l /; cat {host_secret}; ls /tmp /work /root"
+    text, _ = run(env, f"unshare -Urm sh -c '{script}' 2>&1")
+    assert "host secret" not in text
+
+
+def test_other_episodes_are_out_of_reach(env):
+    other = TerminalEnv(sandbox=env.sandbox)
+    try:
+        _, info = other.reset()
+        run(other, "echo theirs > mine.txt")
+        text, _ = run(env, f"cat {info['root']}/mine.txt; ls /tmp; umount -l /tmp; ls -a /tmp")
+        assert "theirs" not in text and "agentworld-ep" not in text.partition("\n")[2]
+    finally:
+        other.close()
+
+
+def test_host_files_are_not_readable(env):
+    """World-readable host files outside what a shell needs (this checkout) stay hidden."""
+    here = Path(__file__).resolve()
+    text, _ = run(env, f"cat {here}; ls /work /root /srv /opt /mnt /media 2>&1 | head -3; ls /")
+    assert "Attacks on the terminal sandbox" not in text
+    listed = text.splitlines()[-2].split()
+    assert set(listed) <= {"bin", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32",
+                           "proc", "run", "sbin", "tmp", "usr", "var"}  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["/var/tmp", "/run", "/tmp", "/dev/shm"])
+def test_host_unix_sockets_are_unreachable(env, where):
+    if not os.access(where, os.W_OK):
+        pytest.skip(f"{where} is not writable here")
+    path = f"{where}/aw-sock-{uuid.uuid4().hex[:8]}"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    os.chmod(path, 0o777)
+    server.listen(1)
+    server.settimeout(3)
+    accepted: list[object] = []
+
+    def accept() -> None:
+        try:
+            accepted.append(server.accept())
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        probe = (
+            f"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('IN')"
+        )
+        text, _ = run(env, f'umount -l {where} 2>/dev/null; python3 -c "{probe}"')
+        assert "IN\n" not in text
+    finally:
+        server.close()
+        os.unlink(path)
+        thread.join(5)
+    assert accepted == []
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                cmdline = Path(entry.path, "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmdline.split(b"\0")[0] == marker.encode():
+                found.append(int(entry.name))
+    return found
+
+
+def _gone(marker: str, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while _processes_with(marker):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _survivor(marker: str) -> str:
+    """A command that ignores INT, HUP and TERM and shows ``marker`` in its command line."""
+    return f"(trap '' INT HUP TERM; exec -a {marker} sleep 999)"
+
+
+def test_a_process_ignoring_signals_dies_with_its_shell(env):
+    marker = f"aw-survivor-{uuid.uuid4().hex[:8]}"
+    text, info = run(env, _survivor(marker))
+    assert info["restarted"], text
+    assert _gone(marker), "survived the restart after a timeout"
+    run(env, f"nohup bash -c 'exec -a {marker} sleep 999' > /dev/null 2>&1 &")
+    run(env, f"setsid bash -c 'exec -a {marker} sleep 999' > /dev/null 2>&1 &")
+    assert _gone(marker), "a background job outlived its step"
+    for _ in range(2):
+        run(env, f"(trap '' INT HUP TERM; exec -a {marker} sleep 999) &")
+    env.close()
+    assert _gone(marker), "survived env.close()"
+
+
+DRIVER = textwrap.dedent(
+    """
+    import os
+    import sys
+    from agentworld.core.types import Action
+    from agentworld.domains.terminal.env import TerminalEnv
+    env = TerminalEnv(sandbox=sys.argv[1])
+    env.reset()
+    print(env.root, flush=True)
+    env.step(Action(text=os.environ["AW_COMMAND"]))
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("foreground", ["nohup", "trap"])
+@pytest.mark.parametrize("kind", SANDBOXES)
+def test_sandbox_dies_with_its_driver(kind, sig, foreground):
+    """SIGKILL or SIGTERM of the process driving the sandbox ends every process in it."""
+    marker = f"aw-driver-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"nohup bash -c 'exec -a {marker} sleep 999'"
+        if foreground == "nohup"
+        else _survivor(marker)
+    )
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, kind],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AW_COMMAND": command},
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not _processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _processes_with(marker), "the command did not start"
+    finally:
+        driver.send_signal(sig)
+        driver.wait(10)
+    assert _gone(marker), f"{kind}: survived {sig.name} of the driver ({foreground})"
+
+
+def test_long_action_runs_whole(env):
+    """An action over the terminal's 4,095-byte line limit runs as recorded, not cut."""
+    payload = "x" * 10_000
+    text, info = run(env, f"echo {payload} | wc -c")
+    assert text == "10001\nuser@sandbox:~$ " and info["exit_code"] == 0
+    text, _ = run(env, f"A={payload}; echo ${{#A}}; cd /tmp")
+    assert text == "10000\nuser@sandbox:/tmp$ "
+
+
+@pytest.mark.parametrize(
+    "forge", ['echo "${PS1@P}"', '/bin/echo "${PS1@P}"', "printf '%s\\n' \"${PS1@P}\""]
+)
+def test_a_forged_prompt_marker_does_not_end_the_step(env, forge):
+    text, _ = run(env, f"{forge}; sleep 0.3; echo after")
+    assert text.endswith("after\nuser@sandbox:~$ "), text
+    text, _ = run(env, "echo next")
+    assert text == "next\nuser@sandbox:~$ "
+
+
+@pytest.mark.parametrize("disable", ["unset PROMPT_COMMAND", "ulimit -n 3", "PS1=x"])
+def test_per_step_cleanup_cannot_be_disabled(env, disable):
+    marker = f"aw-bg-{uuid.uuid4().hex[:8]}"
+    run(env, disable)
+    # Under `ulimit -n 3` the shell cannot open /dev/null for its own cleanup and says so.
+    noise = "bash: /dev/null: Too many open files\n" if "ulimit" in disable else ""
+    text, info = run(env, "false")
+    assert info["exit_code"] == 1 and text == noise + "[1] user@sandbox:~$ ", text
+    text, info = run(env, "true")
+    assert info["exit_code"] == 0 and text == noise + "user@sandbox:~$ ", text
+    run(env, f"bash -c 'exec -a {marker} sleep 999' &")
+    assert _gone(marker, 2.0), "a background job outlived its step"
+
+
+def test_odd_directory_names(env):
+    """A working directory holding the marker's separators is reported as it is."""
+    obs, _, _, _, info = env.step(Action(text="mkdir -p $'a\\x1fb:1:c' && cd $'a\\x1fb:1:c'"))
+    assert info["exit_code"] == 0
+    assert obs.state["cwd"] == "/home/agent/a\x1fb:1:c"
+    text, _ = run(env, "cd ..; pwd")
+    assert text == "/home/agent\nuser@sandbox:~$ "
+
+
+def test_a_lone_surrogate_is_a_clear_error(env):
+    with pytest.raises(ValueError, match="action"):
+        env.step(Action(text="echo \ud800"))
+    text, _ = run(env, "echo ok")
+    assert text == "ok\nuser@sandbox:~$ "
