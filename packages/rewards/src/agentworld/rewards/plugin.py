@@ -69,3 +69,11 @@ def register_rewards(register: Register) -> None:
         hybrid,
     ):
         register(factory.__name__, factory)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    """Add ``agentworld bench infer|judge|score|run`` (AgentWorldBench's protocol)."""
+    from agentworld.rewards.bench.cli import register
+
+    register(cli)
