@@ -16,6 +16,7 @@ from agentworld.rewards.bench.evaluation import parse_evaluation, sample_score
 from agentworld.rewards.bench.prompts import load_prompts, user_message
 from agentworld.rewards.bench.scoring import score
 from agentworld.rewards.bench.store import ResultStore
+from agentworld.rewards.verdict import parse_scores
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "core"))
@@ -35,6 +36,8 @@ def test_a_brace_inside_a_reason_parses():
     verdict = parse_evaluation(answer)
     assert verdict["scores"] == FULL
     assert verdict["strengths"] == ["keeps the } and { of the output"]
+    # the llm_judge reward (agentworld eval, rl) reads the same answer
+    assert parse_scores(answer) == {k: float(v) for k, v in FULL.items()}
 
 
 @pytest.mark.parametrize(("answer", "scores"), [
@@ -219,3 +222,30 @@ def test_an_unparseable_judge_is_retried_then_excluded_and_counted(served, tmp_p
     result = _run("score", str(data), "--out", str(out))
     assert "judged: 0 valid, 2 failed (excluded)" in " ".join(result.output.split())
     assert json.loads((out / "scores.json").read_text())["judge"]["overall_micro"] is None
+
+
+@pytest.mark.slow
+def test_eval_takes_the_judge_as_one_more_metric(trained_judge_dir, random_judge_dir, tmp_path):
+    from agentworld.core.io import write_episodes
+    from agentworld.sim.backends.hf import HFBackend
+    from agentworld.sim.server import HFChatModel, serve_in_thread
+    from agentworld.core.types import Action, Episode, Observation, Step
+    from judge_models import JUDGE_VALUE
+
+    prompt = "user@sandbox:~$ "
+    steps = [Step(action=Action(text="echo 1"), observation=Observation(text=f"1\n{prompt}")),
+             Step(action=Action(text="true"), observation=Observation(text=prompt))]
+    heldout = tmp_path / "heldout.jsonl"
+    write_episodes(str(heldout), [Episode(id=f"h{i}", domain="terminal", system_prompt="bash",
+                                          initial_observation=Observation(text=prompt), steps=steps)
+                                  for i in range(2)])
+    with serve_in_thread(HFChatModel(HFBackend().load(str(trained_judge_dir))), "judge") as server:
+        result = CliRunner().invoke(app, [
+            "eval", "--data", str(heldout), "--model", str(random_judge_dir), "--out", str(tmp_path / "ev"),
+            "--domain", "terminal", "--max-new-tokens", "8", "--judge-base-url", server.base_url,
+            "--judge-model", "judge"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output + repr(result.exception)
+        assert sum(server.app.state.batcher.batch_sizes) >= 3  # the baselines' well-formed answers
+    metrics = json.loads((tmp_path / "ev" / "metrics.json").read_text())
+    assert "llm_judge" in metrics["metrics"]
+    assert metrics["overall"]["copy-previous"]["llm_judge"]["mean"] == pytest.approx(JUDGE_VALUE)

@@ -226,6 +226,13 @@ def eval_cmd(
     max_transitions: Annotated[int, typer.Option(min=1, help="Transitions evaluated at most.")] = 400,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per prediction at most.")] = 256,
     num_beams: Annotated[int, typer.Option(min=1, help="Beam search with this many beams (hf backend); 1: greedy.")] = 1,
+    judge_base_url: Annotated[str | None, typer.Option(
+        help="Add the llm_judge metric (AgentWorldBench's five dimensions) from this "
+        "OpenAI-compatible endpoint.")] = None,
+    judge_model: Annotated[str | None, typer.Option(
+        help="Judge model name (default: the endpoint's first).")] = None,
+    judge_fallback: Annotated[float | None, typer.Option(
+        min=0.0, max=1.0, help="Score in [0, 1] for a judge answer without scores (default: stop with an error).")] = None,
 ) -> None:
     """Measure next-observation fidelity of a world model against the baselines."""
     from agentworld.core.config import EvalConfig
@@ -235,6 +242,10 @@ def eval_cmd(
                      heldout_url=data)
     cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions,
                      max_new_tokens=max_new_tokens, num_beams=num_beams)
+    if judge_base_url:
+        cfg.rewards.append("llm_judge")
+        options = {"base_url": judge_base_url, "model": judge_model, "fallback": judge_fallback}
+        cfg.reward_options["llm_judge"] = {k: v for k, v in options.items() if v is not None}
     paths = run_eval(cfg, state, console)
     console.print("report: " + ", ".join(paths.values()))
 

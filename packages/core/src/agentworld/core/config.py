@@ -71,6 +71,8 @@ class EvalConfig(BaseModel):
     baselines: list[str] = Field(default_factory=lambda: ["copy-previous", "empty"])
     rewards: list[str] = Field(
         default_factory=lambda: ["exact_match", "edit_similarity", "domain", "format_validity"])
+    # reward name -> options of its factory, e.g. {"llm_judge": {"base_url": ..., "model": ...}}
+    reward_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     max_transitions: int = Field(400, ge=1)
     batch_size: int = Field(32, ge=1)
     max_new_tokens: int = Field(256, ge=1)

@@ -152,7 +152,8 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
         **decoding_options(cfg.num_beams))}
     for name in cfg.baselines:
         models[name] = plugins.get_sim_backend(name).load(None, domain=domain)
-    rewards = {name: plugins.get_reward(name) for name in cfg.rewards}
+    rewards = {name: plugins.get_reward(name, **cfg.reward_options.get(name, {}))
+               for name in cfg.rewards}
     with progress_bar(console) as bar:
         task = bar.add_task("eval predictions", total=len(items) * len(models))
         result = evaluate(models, items, rewards, domain=domain, batch_size=cfg.batch_size,

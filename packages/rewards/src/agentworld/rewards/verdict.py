@@ -16,7 +16,7 @@ from enum import Enum
 
 from agentworld.rewards.rubrics import DIMENSIONS
 
-_OBJECT = re.compile(r"\{[^{}]*\}")  # flat JSON objects (the answer contract has no nesting)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _LINE = re.compile(
     r"^\W*(" + "|".join(DIMENSIONS) + r")\W*\s*[:=]\s*\**\s*(\d+(?:\.\d+)?)",
@@ -42,8 +42,10 @@ def _complete(found: dict[str, object]) -> dict[str, float] | None:
 def parse_scores(answer: str) -> dict[str, float] | None:
     """The five dimension scores in a judge answer, or ``None`` when it has none usable.
 
-    Reasoning in ``<think>...</think>`` is ignored. The last flat JSON object holding all five
-    dimensions (keys case-insensitive) with numbers in ``[1, 5]`` wins; failing that, lines
+    Reasoning in ``<think>...</think>`` is ignored. The last JSON object holding all five
+    dimensions (keys case-insensitive) with numbers in ``[1, 5]``, at its top level or in a
+    ``scores`` object (AgentWorldBench's contract), wins; objects are found by the JSON decoder
+    itself, so a brace inside a string (a reason) is only a character. Failing that, lines
     such as ``Factuality: 4`` (one per dimension, the last one of each counts). A score out of
     range, a missing dimension or a non-number makes the answer unparseable: nothing is
     clipped or guessed.
@@ -52,17 +54,32 @@ def parse_scores(answer: str) -> dict[str, float] | None:
         ``{dimension: score}`` for all of :data:`~agentworld.rewards.rubrics.DIMENSIONS`.
     """
     text = _THINK.sub("", answer)
-    for chunk in reversed(_OBJECT.findall(text)):
-        try:
-            data = json.loads(chunk)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            scores = _complete({str(k).strip().lower(): v for k, v in data.items()})
-            if scores is not None:
-                return scores
+    for data in reversed(json_objects(text)):
+        for candidate in (data, data.get("scores")):
+            if isinstance(candidate, dict):
+                scores = _complete({str(k).strip().lower(): v for k, v in candidate.items()})
+                if scores is not None:
+                    return scores
     lines = {name.lower(): float(value) for name, value in _LINE.findall(text)}
     return _complete(dict(lines))
+
+
+def json_objects(text: str) -> list[dict]:
+    """Every JSON object that decodes from some ``{`` of ``text`` (trailing commas forgiven),
+    in order of their opening brace; nested objects are listed too."""
+    decoder, found = json.JSONDecoder(), []
+    start = text.find("{")
+    while start != -1:
+        for candidate in (text[start:], _TRAILING_COMMA.sub(r"\1", text[start:])):
+            try:
+                obj, _ = decoder.raw_decode(candidate)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                found.append(obj)
+            break
+        start = text.find("{", start + 1)
+    return found
 
 
 def to_percent(score: float) -> float:

@@ -16,16 +16,15 @@ clamps out-of-range values instead; we do not guess).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from agentworld.core.answers import strip_think
 from agentworld.rewards.rubrics import DIMENSIONS
+from agentworld.rewards.verdict import json_objects
 
 _BLOCK_OPEN = re.compile(r"<final_evaluation>", re.IGNORECASE)
 _BLOCK_CLOSE = re.compile(r"</final_evaluation>", re.IGNORECASE)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _PAIR = re.compile(r'["\']?(' + "|".join(DIMENSIONS) + r')["\']?\s*[:=]\s*"?(\d+(?:\.\d+)?)',
                    re.IGNORECASE)
 
@@ -37,24 +36,6 @@ def _block(text: str) -> str:
     start = opens[-1].end()
     close = _BLOCK_CLOSE.search(text, start)
     return text[start : close.start() if close else len(text)]
-
-
-def _objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object that decodes from some ``{`` of ``text`` (trailing commas forgiven),
-    in order of their opening brace; nested objects are listed too."""
-    decoder, found = json.JSONDecoder(), []
-    start = text.find("{")
-    while start != -1:
-        for candidate in (text[start:], _TRAILING_COMMA.sub(r"\1", text[start:])):
-            try:
-                obj, _ = decoder.raw_decode(candidate)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(obj, dict):
-                found.append(obj)
-            break
-        start = text.find("{", start + 1)
-    return found
 
 
 def _score(value: Any) -> int | None:
@@ -82,7 +63,7 @@ def parse_evaluation(answer: str) -> dict[str, Any] | None:
     """The judge's verdict: ``{"scores": {dim: 1-5}, "strengths": [...], "weaknesses": [...]}``
     with at least one valid dimension, or ``None`` when the answer has none."""
     text = _block(strip_think(answer or ""))
-    objects = _objects(text)
+    objects = json_objects(text)
     for obj in reversed(objects):
         if isinstance(obj.get("scores"), dict) and (scores := _dims(obj["scores"])):
             return {"scores": scores, "strengths": _strings(obj.get("strengths")),
