@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from agentworld.core.types import Action
 from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.roots import sweep_dead_sessions
 from agentworld.domains.terminal.sandbox import SANDBOX_ENV_VAR, Limits, detect_sandbox
 
 
@@ -208,7 +209,8 @@ DRIVER = textwrap.dedent(
 @pytest.mark.parametrize("foreground", ["nohup", "trap"])
 @pytest.mark.parametrize("kind", SANDBOXES)
 def test_sandbox_dies_with_its_driver(kind, sig, foreground):
-    """SIGKILL or SIGTERM of the process driving the sandbox ends every process in it."""
+    """SIGKILL or SIGTERM of the process driving the sandbox ends every process in it, and the
+    episode root it leaves behind is removed by the next process."""
     marker = f"aw-driver-{uuid.uuid4().hex[:8]}"
     command = (
         f"nohup bash -c 'exec -a {marker} sleep 999'"

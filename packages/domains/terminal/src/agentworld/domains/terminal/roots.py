@@ -9,17 +9,28 @@ that lists in creation order, :func:`agentworld.domains.terminal.fs.apply_setup`
 entries in the order that makes every set-up directory list sorted; entries a command creates
 later then list first (or last) by the kernel's rule, which the episode shows. Episode roots go
 on tmpfs only on request (:func:`default_root_parent`).
+
+Episode roots and sandbox identity files of one process live in a directory of its own,
+``agentworld-run-<pid>-<start time>`` (:func:`session_dir`). A process killed before it could
+clean up (a SIGKILLed ``collect``) leaves that directory behind; the next process to create its
+own removes every such directory whose owner is gone (:func:`sweep_dead_sessions`).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import os
+import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 ROOT_ENV = "AGENTWORLD_TERMINAL_ROOT"  # directory for episode roots (overrides the default)
+SESSION_PREFIX = "agentworld-run-"
+_SESSION = re.compile(r"agentworld-run-(\d+)-(\d+)\Z")
 _PROBE = ("05", "02", "07", "00", "06", "03", "01", "04")  # created in this (unsorted) order
 
 
@@ -48,9 +59,97 @@ def listing_order(parent: str) -> str | None:
     return "newest_first" if listed == _PROBE[::-1] else None
 
 
+def _start_time(pid: int) -> int | None:
+    """Start time of process ``pid`` in clock ticks since boot (``proc(5)``, stat field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return int(fh.read().rpartition(")")[2].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def sweep_dead_sessions(parent: str) -> list[str]:
+    """Remove the session directories under ``parent`` whose owning process is gone.
+
+    Only directories (not links) owned by this process's user are touched; a directory whose
+    pid is alive with the recorded start time is kept. Returns the paths removed.
+    """
+    removed = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        match = _SESSION.match(name)
+        if match is None:
+            continue
+        pid, started = int(match.group(1)), int(match.group(2))
+        if _start_time(pid) == started:
+            continue
+        path = os.path.join(parent, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            continue
+        claimed = f"{path}.sweep-{os.getpid()}"
+        try:
+            os.rename(path, claimed)  # one sweeper wins; the others skip it
+        except OSError:
+            continue
+        _remove_inside(claimed)
+        removed.append(path)
+    return removed
+
+
+def _remove_inside(top: str) -> None:
+    """Delete the directory ``top`` (claimed, nothing else removes it), first giving back the
+    owner's permissions an agent may have taken from directories inside it. Never follows a
+    link, never touches anything outside ``top``."""
+    with contextlib.suppress(OSError):
+        os.chmod(top, 0o700)
+    for here, dirs, _files in os.walk(top):
+        for name in dirs:
+            path = os.path.join(here, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def session_dir(parent: str | None = None) -> str:
+    """This process's directory for episode roots and sandbox identity files.
+
+    ``agentworld-run-<pid>-<start time>`` (mode 0755, so a sandbox uid can reach its episode
+    root) under ``parent`` (default ``$AGENTWORLD_TERMINAL_ROOT`` or the system temporary
+    directory), created on first use after :func:`sweep_dead_sessions`, and removed at exit
+    when empty. A forked child gets a directory of its own.
+    """
+    base = parent or os.environ.get(ROOT_ENV) or tempfile.gettempdir()
+    return _session_dir(base, os.getpid())
+
+
+@functools.cache
+def _session_dir(base: str, pid: int) -> str:
+    sweep_dead_sessions(base)
+    path = os.path.join(base, f"{SESSION_PREFIX}{pid}-{_start_time(pid) or 0}")
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o755)
+    atexit.register(_remove_if_empty, path, pid)
+    return path
+
+
+def _remove_if_empty(path: str, pid: int) -> None:
+    if os.getpid() == pid:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+
+
 def default_root_parent() -> str | None:
-    """The directory under which episode roots are created by default:
-    ``$AGENTWORLD_TERMINAL_ROOT`` when set, else ``None`` (the system temporary directory).
+    """The directory under which episode roots are created by default: this process's
+    :func:`session_dir` under ``$AGENTWORLD_TERMINAL_ROOT`` when set, else under the system
+    temporary directory.
 
     ``AGENTWORLD_TERMINAL_ROOT=/dev/shm`` (tmpfs) makes ``find`` and ``grep -r`` print set-up
     entries in name order on every machine. It is not the default: ``ls -l`` then shows tmpfs
@@ -58,4 +157,4 @@ def default_root_parent() -> str | None:
     quickstart runs on tmpfs data averaged 0.469 exact match on non-empty outputs against
     0.505 in two runs of the same code on ``/tmp`` (bench/README.md, session 11).
     """
-    return os.environ.get(ROOT_ENV) or None
+    return session_dir()

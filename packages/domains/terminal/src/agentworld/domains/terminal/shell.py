@@ -38,6 +38,7 @@ from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
 from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.reaper import kill_leftovers
+from agentworld.domains.terminal.roots import session_dir
 from agentworld.domains.terminal.sandbox import (
     INPUT_DIR,
     detect_sandbox,
@@ -76,7 +77,7 @@ class Shell:
         self.root, self.limits = Path(root), limits or Limits()
         self.kind = sandbox or detect_sandbox()
         self.uid = sandbox_uid()
-        self._meta = Path(tempfile.mkdtemp(prefix="agentworld-id-"))
+        self._meta = Path(tempfile.mkdtemp(prefix="agentworld-id-", dir=session_dir()))
         write_identity(self._meta, self.uid, inside_uid(self.kind))
         self._child: pexpect.spawn | None = None
         self._token = b""
