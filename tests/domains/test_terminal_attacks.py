@@ -232,6 +232,13 @@ def test_sandbox_dies_with_its_driver(kind, sig, foreground):
         driver.send_signal(sig)
         driver.wait(10)
     assert _gone(marker), f"{kind}: survived {sig.name} of the driver ({foreground})"
+    # The killed driver could not remove its episode root; the next process to start sweeps it.
+    root = driver.stdout.readline().strip()
+    driver.stdout.close()
+    assert root and os.path.isdir(root)
+    session = os.path.dirname(root)
+    sweep_dead_sessions(os.path.dirname(session))  # (or a process started meanwhile did)
+    assert not os.path.exists(session)
 
 
 def test_long_action_runs_whole(env):
