@@ -26,6 +26,6 @@ def test_bad_config_names_field():
     assert str(err.value) == (
         "p.toml: [collect.episodez] unknown key; valid keys: episodes, policies, max_steps, "
         "heldout_fraction, workers; [eval.num_beam] unknown key; valid keys: backend, model, "
-        "baselines, rewards, max_transitions, batch_size, max_new_tokens, num_beams")
+        "baselines, rewards, reward_options, max_transitions, batch_size, max_new_tokens, num_beams")
     with pytest.raises(ConfigError, match="invalid TOML"):
         parse_config("[collect\n", "p.toml")
