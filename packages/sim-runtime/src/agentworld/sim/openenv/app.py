@@ -5,7 +5,8 @@ Routes (payloads as in ``openenv.core.env_server.http_server``, openenv 0.10):
 - ``GET /health`` -> ``{"status": "healthy"}``; ``GET /schema`` (``action``,
   ``observation``, ``reset_observation``, ``state``), ``GET /metadata``; ``GET /tasks``:
   the tasks a reset may name by ``task_id``.
-- ``WS /ws``: one session per connection. Client messages ``{"type": "reset", "data":
+- ``WS /ws``: one session per connection (``/ws?session_id=ID`` attaches to the HTTP
+  session ``ID`` instead, which outlives the connection). Client messages ``{"type": "reset", "data":
   {seed?, episode_id?, task_id?}}``, ``{"type": "step", "data": {"text": ...}}``, ``{"type":
   "state"}``, ``{"type": "mcp", "data": JSON-RPC}``, ``{"type": "close"}``; replies ``{"type":
   "observation", "data": {"observation": {"text", "metadata"}, "reward", "done",
@@ -36,7 +37,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from agentworld.sim.openenv.envs import EpisodeOverError, ServedEnv
-from agentworld.sim.openenv.mcp import handle_mcp
+from agentworld.sim.openenv.mcp import McpBackend, handle_mcp
 from agentworld.sim.openenv.models import EpisodeState, TextAction, TextObservation
 from agentworld.sim.openenv.sessions import (
     ClientLimitError,
@@ -260,21 +261,28 @@ def create_app(
     async def state(session_id: str | None = None) -> dict[str, Any]:
         return (await do_state(session_id)).model_dump()
 
+    async def create_http_session(client: str | None) -> str:
+        return (await open_session(SessionKind.HTTP, client)).id
+
+    async def close_http_session(session_id: str) -> None:
+        if find(session_id).kind is not SessionKind.HTTP:
+            raise HTTPException(422, f"session {session_id!r} is not an HTTP session")
+        await sessions.close(session_id)
+
+    mcp_backend = McpBackend(call_tool, create_http_session, close_http_session, actions)
+
     @app.post("/mcp")
     async def mcp(request: Request) -> dict[str, Any]:
         try:
             payload = json.loads(await request.body())
         except ValueError as error:
-            message = f"parse error: {error}"
-            return JsonRpcResponse.error_response(
-                JsonRpcErrorCode.PARSE_ERROR, message
-            ).model_dump()
-        return await handle_mcp(payload, call_tool, actions)
+            reply = JsonRpcResponse.error_response(JsonRpcErrorCode.PARSE_ERROR, f"{error}")
+            return reply.model_dump()
+        client = request.client.host if request.client else None
+        return await handle_mcp(payload, mcp_backend, client=client)
 
     @app.websocket("/ws")
     async def websocket_session(websocket: WebSocket) -> None:
-        await run_websocket_session(
-            websocket, sessions, max_body_bytes, tasks, mcp=(call_tool, actions)
-        )
+        await run_websocket_session(websocket, sessions, max_body_bytes, tasks, mcp_backend)
 
     return app

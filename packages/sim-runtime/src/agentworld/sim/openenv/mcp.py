@@ -4,11 +4,15 @@ and ``{"type": "mcp", "data": ...}`` messages on ``/ws``).
 The tools are the env's own calls: ``reset`` (``seed``, ``episode_id``, ``task_id``),
 ``step`` (``text``: the action; an ``enum`` of the domain's action words when it has a
 small discrete action set) and ``state``. A call names its HTTP session with
-``session_id`` (from ``POST /sessions``); on ``/ws`` it acts on the connection's own
-session; without either, ``reset`` and ``step`` run on a fresh env that is closed after
-the call (as the stateless ``/reset`` and ``/step`` do). ``tools/call`` answers an MCP
-``CallToolResult``: ``content`` (the observation text), ``structuredContent`` (the
-serialised observation or state) and ``isError``.
+``session_id`` (from ``POST /sessions`` or the ``openenv/session/create`` method); on
+``/ws`` it acts on the connection's own session; without either, ``reset`` and ``step``
+run on a fresh env that is closed after the call (as the stateless ``/reset`` and
+``/step`` do). ``tools/call`` answers an MCP ``CallToolResult``: ``content`` (the
+observation text), ``structuredContent`` and ``data`` (both the serialised observation
+or state; ``data`` is what OpenEnv's ``MCPToolClient.call_tool`` returns) and ``isError``.
+OpenEnv's session methods ``openenv/session/create`` (-> ``{"session_id"}``) and
+``openenv/session/close`` (``{"session_id"}``) open and close HTTP sessions, so
+``MCPToolClient`` (which attaches its WebSocket to that session) works as it is.
 
 Sources: JSON-RPC 2.0 (https://www.jsonrpc.org/specification), MCP tools
 (https://modelcontextprotocol.io/specification/2025-06-18/server/tools), OpenEnv's
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentworld.sim.openenv.models import MAX_ACTION_CHARS
@@ -33,6 +38,17 @@ from pydantic import ValidationError
 
 # (tool name, arguments without session_id, session_id or None) -> structured result
 CallTool = Callable[[str, dict[str, Any], str | None], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class McpBackend:
+    """What ``/mcp`` needs from the app: run a tool, open and close HTTP sessions (all
+    raising :class:`fastapi.HTTPException` as the HTTP routes do), the domain's actions."""
+
+    call_tool: CallTool
+    create_session: Callable[[str | None], Awaitable[str]]  # client address -> session id
+    close_session: Callable[[str], Awaitable[None]]
+    actions: Sequence[str] | None = None
 
 
 def tool_specs(actions: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -85,49 +101,58 @@ def tool_specs(actions: Sequence[str] | None = None) -> list[dict[str, Any]]:
 
 async def handle_mcp(
     payload: Any,
-    call_tool: CallTool,
-    actions: Sequence[str] | None = None,
+    backend: McpBackend,
     session_id: str | None = None,
+    client: str | None = None,
 ) -> dict[str, Any]:
     """The JSON-RPC response (a dict) to one request ``payload`` (parsed JSON).
 
-    ``call_tool`` runs a tool and returns its structured result, raising
-    :class:`fastapi.HTTPException` as the HTTP routes do (4xx: invalid params, 5xx: server
-    error); ``session_id`` binds calls to a WebSocket's own session.
+    ``session_id`` binds tool calls to a WebSocket's own session; ``client`` (an address)
+    is charged for sessions opened by ``openenv/session/create``. Errors raised by the
+    backend become JSON-RPC errors: invalid params (-32602) for 4xx, server error (-32000)
+    for 5xx.
     """
     try:
         request = JsonRpcRequest.model_validate(payload)
     except ValidationError as error:
         message = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         return _error(JsonRpcErrorCode.INVALID_REQUEST, f"invalid JSON-RPC request: {message}")
-    rid = request.id
-    if request.method == McpMethod.TOOLS_LIST:
-        return JsonRpcResponse.success({"tools": tool_specs(actions)}, rid).model_dump()
-    if request.method != McpMethod.TOOLS_CALL:
-        return _error(
-            JsonRpcErrorCode.METHOD_NOT_FOUND,
-            f"unknown method {request.method!r}; valid: tools/list, tools/call",
-            rid,
-        )
-    name, arguments = request.params.get("name"), request.params.get("arguments") or {}
-    names = [tool["name"] for tool in tool_specs()]
-    if name not in names or not isinstance(arguments, dict):
-        return _error(
-            JsonRpcErrorCode.INVALID_PARAMS,
-            f"tools/call needs a 'name' in {names} and an 'arguments' object, got {name!r}",
-            rid,
-        )
-    arguments = dict(arguments)
-    target = arguments.pop("session_id", None) if session_id is None else session_id
+    rid, params = request.id, request.params
     try:
-        result = await call_tool(name, arguments, target)
+        if request.method == McpMethod.TOOLS_LIST:
+            return JsonRpcResponse.success({"tools": tool_specs(backend.actions)}, rid).model_dump()
+        if request.method == "openenv/session/create":
+            result = {"session_id": session_id or await backend.create_session(client)}
+            return JsonRpcResponse.success(result, rid).model_dump()
+        if request.method == "openenv/session/close":
+            target = params.get("session_id")
+            if not isinstance(target, str) or target == session_id:
+                message = "openenv/session/close needs the 'session_id' of an HTTP session"
+                return _error(JsonRpcErrorCode.INVALID_PARAMS, message, rid)
+            await backend.close_session(target)
+            return JsonRpcResponse.success({"session_id": target, "closed": True}, rid).model_dump()
+        if request.method != McpMethod.TOOLS_CALL:
+            valid = "tools/list, tools/call, openenv/session/create, openenv/session/close"
+            message = f"unknown method {request.method!r}; valid: {valid}"
+            return _error(JsonRpcErrorCode.METHOD_NOT_FOUND, message, rid)
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        names = [tool["name"] for tool in tool_specs()]
+        if name not in names or not isinstance(arguments, dict):
+            return _error(
+                JsonRpcErrorCode.INVALID_PARAMS,
+                f"tools/call needs a 'name' in {names} and an 'arguments' object, got {name!r}",
+                rid,
+            )
+        arguments = dict(arguments)
+        target = arguments.pop("session_id", None) or params.get("session_id")
+        result = await backend.call_tool(name, arguments, session_id or target)
     except HTTPException as error:
         code = JsonRpcErrorCode.INVALID_PARAMS if error.status_code < 500 else None
         return _error(code or JsonRpcErrorCode.SERVER_ERROR, str(error.detail), rid)
     text = result.get("observation", {}).get("text") if "observation" in result else None
     content = [{"type": "text", "text": text if text is not None else json.dumps(result)}]
-    call_result = {"content": content, "structuredContent": result, "isError": False}
-    return JsonRpcResponse.success(call_result, rid).model_dump()
+    call_result = {"content": content, "structuredContent": result, "data": result}
+    return JsonRpcResponse.success({**call_result, "isError": False}, rid).model_dump()
 
 
 def _error(code: JsonRpcErrorCode, message: str, rid: str | int | None = None) -> dict[str, Any]:

@@ -9,13 +9,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from agentworld.sim.openenv.envs import EpisodeOverError
-from agentworld.sim.openenv.mcp import CallTool, handle_mcp
+from agentworld.sim.openenv.mcp import McpBackend, handle_mcp
 from agentworld.sim.openenv.models import EpisodeState, TextAction
-from agentworld.sim.openenv.sessions import Session, SessionKind, SessionLimitError, SessionManager
+from agentworld.sim.openenv.sessions import (
+    Session,
+    SessionKind,
+    SessionLimitError,
+    SessionManager,
+    UnknownSessionError,
+)
 from agentworld.sim.openenv.tasks import MAX_SEED, TaskPool
 from fastapi import WebSocket, WebSocketDisconnect
 from openenv.core.env_server.serialization import serialize_observation
@@ -71,18 +76,26 @@ async def run_websocket_session(
     sessions: SessionManager,
     max_message_bytes: int,
     tasks: TaskPool | None = None,
-    mcp: tuple[CallTool, Sequence[str] | None] | None = None,
+    mcp: McpBackend | None = None,
 ) -> None:
     """Serve one WebSocket connection until the client closes it or sends ``close``.
 
     A connection beyond ``sessions.max_sessions`` is answered ``CAPACITY_REACHED`` and closed
     (code 1013); a message over ``max_message_bytes`` (bytes) gets ``PAYLOAD_TOO_LARGE``.
-    ``tasks`` picks the task of a reset; ``mcp`` (the app's tool runner and the domain's
-    action words) answers ``mcp`` messages on this connection's session.
+    ``tasks`` picks the task of a reset; ``mcp`` answers ``mcp`` messages on this
+    connection's session. With ``?session_id=ID`` the connection drives the open HTTP
+    session ``ID`` (as OpenEnv's ``MCPToolClient`` does) and leaves it open when it ends.
     """
     await websocket.accept()
+    attach = websocket.query_params.get("session_id")
     try:
-        session = await sessions.open(SessionKind.WEBSOCKET)
+        if attach is not None:
+            session = sessions.get(attach)
+        else:
+            session = await sessions.open(SessionKind.WEBSOCKET)
+    except UnknownSessionError as error:
+        await _refuse(websocket, _error(str(error), WSErrorCode.SESSION_ERROR), 1008)
+        return
     except SessionLimitError as error:
         await _refuse(websocket, _error(str(error), WSErrorCode.CAPACITY_REACHED), 1013)
         return
@@ -109,7 +122,8 @@ async def run_websocket_session(
     except WebSocketDisconnect:
         pass
     finally:
-        await sessions.close(session.id)
+        if attach is None:
+            await sessions.close(session.id)
         await _close(websocket)
 
 
@@ -140,7 +154,7 @@ async def _handle(
     session: Session,
     raw: str,
     tasks: TaskPool | None,
-    mcp: tuple[CallTool, Sequence[str] | None] | None,
+    mcp: McpBackend | None,
 ) -> str | None:
     """The reply to one WebSocket message (``None`` for ``close``)."""
     env = session.env
@@ -162,7 +176,7 @@ async def _handle(
         elif kind == "close":
             return None
         elif kind == "mcp" and mcp is not None:
-            reply = await handle_mcp(data, mcp[0], mcp[1], session_id=session.id)
+            reply = await handle_mcp(data, mcp, session_id=session.id)
             return json.dumps({"type": "mcp", "data": reply})
         else:
             return _error(
