@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from agentworld.core.types import Action
+from agentworld.domains.terminal.cgroup import cgroup_support
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.roots import sweep_dead_sessions
 from agentworld.domains.terminal.sandbox import SANDBOX_ENV_VAR, Limits, detect_sandbox
@@ -288,3 +289,23 @@ def test_a_lone_surrogate_is_a_clear_error(env):
         env.step(Action(text="echo \ud800"))
     text, _ = run(env, "echo ok")
     assert text == "ok\nuser@sandbox:~$ "
+
+
+@pytest.mark.parametrize("kind", SANDBOXES)
+def test_memory_is_bounded_for_the_sandbox_as_a_whole(kind):
+    """Four processes of 120 MiB each (each far under the per-process limit) do not all fit
+    in a sandbox limited to 256 MiB as a whole."""
+    if cgroup_support().startswith("none"):
+        pytest.skip(f"no cgroup can be made here: {cgroup_support()}")
+    limits = Limits(command_timeout_s=10, sandbox_memory_bytes=256 << 20)
+    env = TerminalEnv(limits=limits, sandbox=kind)
+    try:
+        env.reset()
+        hold = "b = b'x' * (120 << 20); import time; time.sleep(2); print('held')"
+        text, _ = run(env, f'for i in 1 2 3 4; do python3 -c "{hold}" & done; wait')
+        held = text.splitlines().count("held")
+        assert 0 < held <= 2 and "Killed" in text, text
+        text, _ = run(env, "echo ok")
+        assert text == "ok\nuser@sandbox:~$ "
+    finally:
+        env.close()

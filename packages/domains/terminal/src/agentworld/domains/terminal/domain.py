@@ -10,6 +10,7 @@ from typing import Any
 from agentworld.core.types import Action, Observation, Step, Task
 from agentworld.domains.terminal import explain as _explain
 from agentworld.domains.terminal import scorer
+from agentworld.domains.terminal.cgroup import cgroup_support
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.policies import make_policies
@@ -141,8 +142,13 @@ class TerminalDomain:
             "shell": _bash_version(),
             "limits": (
                 f"{lim.command_timeout_s:g} s per command, {lim.cpu_s} s CPU, "
-                f"{lim.memory_bytes >> 20} MiB memory, {lim.nproc} processes, "
+                f"{lim.memory_bytes >> 20} MiB memory per process, {lim.nproc} processes, "
                 f"{lim.file_bytes >> 20} MiB per file, {lim.output_bytes} B output"
+            ),
+            "sandbox memory": (
+                f"{lim.sandbox_memory_bytes >> 20} MiB as a whole by {cgroup_support()}"
+                if not cgroup_support().startswith("none")
+                else cgroup_support()
             ),
             "prompt": "user@sandbox:~/dir$  ([N] prefix after a non-zero exit)",
             "tasks": "create, move, copy, delete, inspect, search, count, edit, navigate",

@@ -26,6 +26,9 @@ class Limits:
         nproc: Processes of the sandbox uid (``RLIMIT_NPROC``); when not
             running as root this is added to the user's current count.
         file_bytes: Largest file a process may write, bytes (``RLIMIT_FSIZE``).
+        sandbox_memory_bytes: Memory of the whole sandbox, bytes (its processes and tmpfs
+            pages), where a cgroup can be made (:mod:`agentworld.domains.terminal.cgroup`);
+            elsewhere memory is bounded per process only.
         tmp_bytes: Size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``), bytes.
         command_timeout_s: Wall-clock limit of one command, seconds.
         output_bytes: Most output kept in one observation, bytes.
@@ -35,6 +38,7 @@ class Limits:
     memory_bytes: int = 1 << 30
     nproc: int = 64
     file_bytes: int = 16 << 20
+    sandbox_memory_bytes: int = 2 << 30
     tmp_bytes: int = 64 << 20
     command_timeout_s: float = 5.0
     output_bytes: int = 4096
@@ -79,10 +83,13 @@ def _prctl(option: int, value: int) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
 
 
-def sandbox_preexec(kind: str, limits: Limits, uid: int) -> Callable[[], None]:
+def sandbox_preexec(
+    kind: str, limits: Limits, uid: int, join: Callable[[], None] | None = None
+) -> Callable[[], None]:
     """A ``preexec_fn`` for sandbox ``kind`` run as host ``uid``.
 
-    In the child before ``exec``: a root caller becomes ``uid`` (no supplementary groups);
+    In the child before ``exec``: ``join`` runs (entering the sandbox's cgroup, while still
+    privileged); a root caller becomes ``uid`` (no supplementary groups);
     ``limits`` are applied; :data:`DEFAULT_SIGNALS` get their default action; the ``unshare``
     fallback gets ``no_new_privs`` (bubblewrap sets it itself); last, the kernel's
     parent-death signal is set to SIGKILL (after the uid change, which would clear it), so the
@@ -93,6 +100,8 @@ def sandbox_preexec(kind: str, limits: Limits, uid: int) -> Callable[[], None]:
     no_new_privs = not kind.startswith("bubblewrap")
 
     def apply() -> None:
+        if join is not None:
+            join()
         if drop:
             os.setgroups([])
             os.setresgid(uid, uid, uid)

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import pexpect
+from agentworld.domains.terminal.cgroup import SandboxCgroup, make_cgroup
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
 from agentworld.domains.terminal.prompt import HOME
@@ -83,6 +84,7 @@ class Shell:
         self._token = b""
         self._prompts = 0  # number of the last prompt seen
         self._shell_pgrp: int | None = None
+        self._cgroup: SandboxCgroup | None = None
         self._last: CommandResult | None = None
 
     def start(self, cwd: str | None = None, exit_code: int = 0) -> CommandResult:
@@ -94,6 +96,8 @@ class Shell:
         argv = sandbox_argv(self.kind, self.root, self._meta, self.uid, self.limits)
         self._token = secrets.token_hex(8).encode()
         self._prompts, self._shell_pgrp = 0, None
+        self._cgroup = make_cgroup(self.limits.sandbox_memory_bytes, self.limits.nproc)
+        join = self._cgroup.join if self._cgroup is not None else None
         self._child = pexpect.spawn(
             argv[0],
             argv[1:],
@@ -101,7 +105,7 @@ class Shell:
             dimensions=(50, 200),  # a wide terminal: short listings fit on one line
             cwd=str(self.root),
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            preexec_fn=sandbox_preexec(self.kind, self.limits, self.uid),
+            preexec_fn=sandbox_preexec(self.kind, self.limits, self.uid, join),
         )
         # pexpect sleeps 50 ms before each send and 100 ms around close by default.
         self._child.delaybeforesend = None
@@ -295,6 +299,9 @@ class Shell:
             except (OSError, pexpect.ExceptionPexpect):
                 pass
             self._child = None
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
         self._last = None
 
 
