@@ -70,14 +70,25 @@ def _accelerator(cfg: TrainConfig) -> Accelerator:
     """An ``Accelerator`` for one training run. accelerate keeps one process-wide state and
     would keep (or refuse to change) an earlier run's ``mixed_precision``; a single-process
     run (a notebook, a pipeline whose stages differ) starts from a fresh state instead.
-    Launched multi-process runs keep theirs."""
+    Launched multi-process runs keep theirs.
+
+    Under ``torchrun`` on a machine without a GPU, the processes join one gloo group
+    (``cpu=True``): without it accelerate runs each as a separate single process, every one
+    of them writing the checkpoint. (``accelerate launch --cpu --num_processes N`` starts only
+    one process; accelerate runs several CPU processes only through MPI.)"""
     precision = resolve_mixed_precision(cfg.mixed_precision)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    xpu = getattr(torch, "xpu", None)
+    gpu = torch.cuda.is_available() or (xpu is not None and xpu.is_available())
+    cpu = world > 1 and not gpu
     # ``None`` means what `accelerate launch` exported, "no" when not launched.
     wanted = precision or os.environ.get("ACCELERATE_MIXED_PRECISION", "no")
     state = AcceleratorState._shared_state  # the process-wide dict (empty before the first)
     if state.get("distributed_type") == DistributedType.NO and state.get("_mixed_precision") != wanted:
         AcceleratorState._reset_state(reset_partial_state=True)
-    return Accelerator(gradient_accumulation_steps=cfg.grad_accum, mixed_precision=precision)
+    return Accelerator(
+        gradient_accumulation_steps=cfg.grad_accum, mixed_precision=precision, cpu=cpu
+    )
 
 
 def lr_factor(cfg: TrainConfig, step: int, total: int | None, elapsed_s: float) -> float:
@@ -200,6 +211,9 @@ class BaseTrainer:
         state_dir = ckpt.find_state(out) if cfg.resume else None
         tokenizer = self._tokenizer(episodes, cfg, out, state_dir is not None)
         set_seed(cfg.seed)
+        # Before the model loads: FSDP's cpu_ram_efficient_loading (weights read on rank 0 only)
+        # takes effect through the environment the Accelerator sets up.
+        acc = _accelerator(cfg)
         model, tokenizer = load_model(cfg.model, tokenizer, allow_hub=cfg.allow_hub)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -215,11 +229,13 @@ class BaseTrainer:
             )
             model = get_peft_model(model, lora)
         data = self.samples(episodes, tokenizer, cfg)
-        acc = _accelerator(cfg)
         if acc.state.deepspeed_plugin is not None:
-            # No dataloader goes through prepare(), so DeepSpeed cannot infer its micro-batch.
+            # No dataloader goes through prepare(), so DeepSpeed cannot infer its micro-batch;
+            # and DeepSpeed clips gradients itself (clip_grad_norm_ is then a no-op), so it
+            # gets our threshold, whatever the launch config says.
             ds = acc.state.deepspeed_plugin.deepspeed_config
             ds["train_micro_batch_size_per_gpu"] = cfg.batch_size
+            ds["gradient_clipping"] = cfg.max_grad_norm
         decay = [p for p in model.parameters() if p.requires_grad and p.ndim >= 2]
         rest = [p for p in model.parameters() if p.requires_grad and p.ndim < 2]
         opt = torch.optim.AdamW(
@@ -310,9 +326,13 @@ class BaseTrainer:
             if c["step"] % cfg.log_every == 0 or done:
                 now = time.perf_counter()
                 c["elapsed_s"] = base_elapsed + now - start
+                loss = window_loss / window_steps
+                if acc.num_processes > 1:  # the mean over ranks, not rank 0's alone
+                    local = torch.tensor([loss], dtype=torch.float64, device=acc.device)
+                    loss = acc.reduce(local, reduction="mean").item()
                 record = {
                     "step": c["step"],
-                    "loss": window_loss / window_steps,
+                    "loss": loss,
                     "lr": opt.param_groups[0]["lr"],
                     "tokens": c["tokens"],
                     "tokens_per_s": window_tokens / max(now - window_t, 1e-9),
