@@ -21,6 +21,7 @@ delegation), :func:`make_cgroup` returns ``None`` and only the per-process limit
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import itertools
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 CGROUP_ROOT = "/sys/fs/cgroup"
 _NAME = re.compile(r"agentworld-(\d+)-\d+\Z")
 _counter = itertools.count()
+_released: set[str] = set()  # this process's cgroups whose processes were still exiting
 
 
 def _own_cgroups() -> dict[str, str]:
@@ -86,7 +88,22 @@ def _write(path: str, value: str) -> None:
         os.close(fd)
 
 
+def _retry_released() -> None:
+    for path in list(_released):
+        try:
+            os.rmdir(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue
+        _released.discard(path)
+
+
+atexit.register(lambda: SandboxCgroup(list(_released)).remove(wait_s=1.0))
+
+
 def _sweep(parent: str) -> None:
+    _retry_released()
     with contextlib.suppress(OSError):
         for name in os.listdir(parent):
             match = _NAME.match(name)
@@ -106,18 +123,22 @@ class SandboxCgroup:
         for path in self.dirs:
             _write(f"{path}/cgroup.procs", str(os.getpid()))
 
-    def remove(self, wait_s: float = 1.0) -> None:
-        """Delete the cgroups, waiting up to ``wait_s`` for their processes to be gone."""
+    def remove(self, wait_s: float = 0.0) -> None:
+        """Delete the cgroups, waiting up to ``wait_s`` for their processes to be gone; one
+        still busy then is deleted at the next :func:`make_cgroup` or at exit."""
         deadline = time.monotonic() + wait_s
         for path in self.dirs:
             while True:
                 try:
                     os.rmdir(path)
+                    _released.discard(path)
                     break
                 except FileNotFoundError:
+                    _released.discard(path)
                     break
                 except OSError:
-                    if time.monotonic() > deadline:
+                    if time.monotonic() >= deadline:
+                        _released.add(path)
                         break
                     time.sleep(0.01)
 
