@@ -55,6 +55,9 @@ class PromptDomain(FirstWord):
     def output_text(self, observation: Observation) -> str:
         return observation.text.rpartition("\n")[0]
 
+    def empty_observation(self, previous: str) -> str:
+        return previous.rpartition("\n")[2]
+
 
 class Garbage:
     """A world model whose answers never hold an observation block."""

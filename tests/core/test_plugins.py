@@ -44,8 +44,6 @@ def test_third_party_domain_is_listed_and_usable(tmp_path):
     assert "echo" in listed.stdout and "in-process echo" in listed.stdout
     shown = cli("plugins", env=env, cwd=tmp_path)
     assert "agentworld-domain-echo" in shown.stdout and "register_domains" in shown.stdout
-    # no plugin registers a policy through the hook: the list says where the domains' own are
-    assert "policy: - (none through this hook; domains list their own" in shown.stdout
     out = tmp_path / "echo.jsonl"
     run = cli("collect", "--domain", "echo", "--episodes", "3", "--policy", "random=1",
               "--out", str(out), env=env, cwd=tmp_path)
@@ -76,11 +74,18 @@ def test_unknown_name_lists_installed():
     assert "copy-previous" in message and "empty" in message
 
 
+class AlwaysOne:
+    name = "always_one"
+
+    def __call__(self, predictions, references, contexts):
+        return [1.0] * len(predictions)
+
+
 def test_registered_object_plugin_and_unregister():
     class Local:
         @hookimpl
         def register_rewards(self, register):
-            register("always_one", lambda **o: (lambda p, r, c: [1.0] * len(p)))
+            register("always_one", AlwaysOne)
 
     plugin = Local()
     plugins.load_plugins().register(plugin, name="local-test")
@@ -103,3 +108,15 @@ def test_core_imports_fast_without_torch():
     seconds, torch_loaded = out.stdout.split()
     assert torch_loaded == "False", "listing plugins must not import torch"
     assert float(seconds) < 2.0
+
+
+def test_example_plugin_meets_its_contract(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
+    from agentworld_echo import EchoDomain
+
+    from agentworld.core.protocols import DOMAIN_CAPABILITIES, ResettableDomain
+
+    domain = EchoDomain()
+    plugins.check_contract("domain", "echo", domain, "echo")
+    assert [c for c in DOMAIN_CAPABILITIES if isinstance(domain, c)] == [ResettableDomain]
+    assert domain.initial_observation(None) == "ready"

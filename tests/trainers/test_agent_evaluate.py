@@ -63,6 +63,8 @@ def test_success_rule_and_summary() -> None:
     assert summary["success_ci"] == list(wilson_interval(2, 4))
 
     class Custom(Lake):
+        actions = ["left", "right"]
+
         def is_success(self, result: EpisodeResult) -> bool:
             return result.length < 10
 

@@ -33,7 +33,30 @@ def no_explain_domain():
     """A domain plugin without ``explain``, registered for one test."""
 
     class Plain:
-        name = "plain"
+        """A complete domain (:class:`agentworld.core.protocols.Domain`) without ``explain``."""
+
+        name, version = "plain", "0"
+
+        def system_prompt(self, task):
+            return "plain"
+
+        def make_env(self, **kwargs):
+            raise RuntimeError("no real environment")
+
+        def tasks(self):
+            raise RuntimeError("no tasks")
+
+        def policies(self):
+            return {}
+
+        def score(self, predicted, reference):
+            return float(predicted == reference.text)
+
+        def action_type(self, action):
+            return "any"
+
+        def describe(self):
+            return {}
 
     class Local:
         @hookimpl

@@ -3,6 +3,11 @@
 The environment echoes each action back in upper case; the episode ends
 after the action ``bye``. Install next to agentworld-core and it appears in
 ``agentworld domains`` and works with ``agentworld collect --domain echo``.
+
+``EchoDomain`` has the members of ``agentworld.core.protocols.Domain`` (checked when the
+plugin is first built) and one optional capability, ``ResettableDomain``
+(``initial_observation``), so a simulated echo environment starts without the real one.
+The capabilities are listed in docs/plugins.md.
 """
 
 import random
@@ -66,6 +71,9 @@ class EchoDomain:
 
     def describe(self):
         return {"environment": "in-process echo"}
+
+    def initial_observation(self, task):  # capability ResettableDomain
+        return "ready"
 
 
 @hookimpl

@@ -19,6 +19,7 @@ from agentworld.core.formats import (
     wrap_observation,
 )
 from agentworld.core.hookspecs import hookimpl
+from agentworld.core.protocols import OutputDomain
 from agentworld.core.types import Prediction
 
 
@@ -37,7 +38,7 @@ class ConstantWorldModel:
         if mode not in ("copy-previous", "empty"):
             raise ValueError(f"mode must be 'copy-previous' or 'empty', got {mode!r}")
         self.mode = mode
-        self.empty = getattr(domain, "empty_observation", None)
+        self.empty = domain.empty_observation if isinstance(domain, OutputDomain) else None
 
     def predict(
         self, requests: Sequence[list[dict[str, str]]], *, max_new_tokens: int | None = None
@@ -62,6 +63,17 @@ class ConstantBackend:
     def load(self, path: str | None = None, *, domain: Any = None, **options: Any) -> ConstantWorldModel:
         """A :class:`ConstantWorldModel`; ``path`` and other options are ignored."""
         return ConstantWorldModel(self.name, domain)
+
+    def make_env(self, world_model: Any, domain: Any = None, **options: Any) -> Any:
+        """A simulated Gymnasium environment on ``world_model``: agentworld-sim's ``SimEnv``,
+        found by name through its ``hf`` backend (core imports no other member).
+
+        Raises:
+            agentworld.core.plugins.UnknownPluginError: agentworld-sim is not installed.
+        """
+        from agentworld.core.plugins import get_sim_backend
+
+        return get_sim_backend("hf").make_env(world_model, domain=domain, **options)
 
 
 @hookimpl

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentworld.core import plugins
+from agentworld.core.protocols import ConfigurableTrainer, ExperienceTrainer
 
 app = typer.Typer(
     name="agentworld",
@@ -58,8 +59,6 @@ def plugins_cmd() -> None:
     console.print(table)
     for kind in plugins.KINDS:
         listed = ", ".join(plugins.names(kind)) or "-"
-        if kind == "policy" and listed == "-":
-            listed = "- (none through this hook; domains list their own: `agentworld domains`)"
         console.print(f"{kind.replace('_', ' ')}: {listed}")
 
 
@@ -165,10 +164,12 @@ def train_cmd(
                                  param_hint="--mix")
     trainer = plugins.get_trainer(stage)
     # A trainer that gathers its own experience (agent) says so with needs_data/needs_model.
-    if data is None and getattr(trainer, "needs_data", True):
+    gathers = isinstance(trainer, ExperienceTrainer)
+    needs_data, needs_model = (trainer.needs_data, trainer.needs_model) if gathers else (True, True)
+    if data is None and needs_data:
         raise typer.BadParameter(f"stage {stage!r} trains on episodes; pass --data URL",
                                  param_hint="--data")
-    if "model" not in options and getattr(trainer, "needs_model", True):
+    if "model" not in options and needs_model:
         raise typer.BadParameter(f"stage {stage!r} needs --model (a preset name or checkpoint)",
                                  param_hint="--model")
     path = trainer.train(_training_episodes(data) if data is not None else [], options)
@@ -188,13 +189,13 @@ def _training_episodes(url: str) -> list:
 
 def _print_options(stage: str) -> None:
     """The table of ``agentworld train STAGE --options``."""
-    describe = getattr(plugins.get_trainer(stage), "options", None)
-    if describe is None:
+    trainer = plugins.get_trainer(stage)
+    if not isinstance(trainer, ConfigurableTrainer):
         console.print(f"trainer {stage!r} does not describe its options")
         return
     title = f"{stage} options: --set KEY=VALUE (in a pipeline file, keys of the stage's table)"
     table = Table("option", "default", "meaning", title=title)
-    for key, default, text in describe():
+    for key, default, text in trainer.options():
         table.add_row(key, Text(default), Text(text))
     console.print(table)
 

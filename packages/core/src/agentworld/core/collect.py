@@ -7,7 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from agentworld.core.protocols import Domain
+from agentworld.core.protocols import Domain, MarkovDomain, RewardingDomain
 from agentworld.core.types import Action, Episode, Observation, Step, Task
 
 
@@ -76,11 +76,10 @@ def world_model_contract(domain: Any) -> dict[str, Any]:
     ``rewards`` (the answer carries the reward footer) when ``domain.defines_rewards`` and
     ``history_window`` (turns of history shown) when the domain sets one."""
     out: dict[str, Any] = {}
-    if getattr(domain, "defines_rewards", False):
+    if isinstance(domain, RewardingDomain) and domain.defines_rewards:
         out["rewards"] = True
-    window = getattr(domain, "history_window", None)
-    if window is not None:
-        out["history_window"] = int(window)
+    if isinstance(domain, MarkovDomain) and domain.history_window is not None:
+        out["history_window"] = int(domain.history_window)
     return out
 
 

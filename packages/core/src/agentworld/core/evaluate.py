@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentworld.core.formats import sft_pair
-from agentworld.core.protocols import RewardFn, WorldModel
+from agentworld.core.protocols import OutputDomain, RewardFn, WorldModel
 from agentworld.core.types import Action, Episode, Observation
 from pydantic import BaseModel, Field
 
@@ -115,11 +115,11 @@ class EvalResult(BaseModel):
 def output_text(observation: Observation, domain: Any = None) -> str:
     """The part of an observation that is the environment's *output*.
 
-    Uses ``domain.output_text(observation)`` when the domain defines it (the
-    terminal domain drops its trailing prompt line), else the whole text.
+    Uses ``domain.output_text(observation)`` of an
+    :class:`~agentworld.core.protocols.OutputDomain` (the terminal domain drops its trailing
+    prompt line), else the whole text.
     """
-    hook = getattr(domain, "output_text", None)
-    return hook(observation) if callable(hook) else observation.text
+    return domain.output_text(observation) if isinstance(domain, OutputDomain) else observation.text
 
 
 def _action_type(action: Action, domain: Any) -> str:

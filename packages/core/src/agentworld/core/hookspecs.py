@@ -40,10 +40,5 @@ def register_sim_backends(register: Register) -> None:
 
 
 @hookspec
-def register_policies(register: Register) -> None:
-    """Register domain-independent policies: ``register(name, factory)``, ``factory(domain) -> Policy``."""
-
-
-@hookspec
 def register_commands(cli: Any) -> None:
     """Add sub-commands to the ``agentworld`` CLI; ``cli`` is the root ``typer.Typer``."""

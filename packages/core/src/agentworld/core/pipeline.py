@@ -28,6 +28,7 @@ from agentworld.core.collect import collect, split
 from agentworld.core.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
 from agentworld.core.dataformats import read_any_episodes
 from agentworld.core.io import atomic_write, write_episodes
+from agentworld.core.protocols import ConfigurableTrainer
 
 
 @dataclass
@@ -250,12 +251,11 @@ def check_stages(config: PipelineConfig, state: RunState) -> None:
         cfg = getattr(config, stage)
         if stage in ("cpt", "sft", "rl"):
             trainer = plugins.get_trainer(cfg.trainer or stage)
-            check = getattr(trainer, "check_options", None)
-            if check is not None:
+            if isinstance(trainer, ConfigurableTrainer):
                 options = {"output_dir": f"{state.dir}/checkpoints/{stage}", "seed": state.seed,
                            "model": "the previous stage's checkpoint", **cfg.options()}
                 try:
-                    check(options)
+                    trainer.check_options(options)
                 except ValueError as e:
                     raise ValueError(f"[{stage}] {e}") from None
         elif stage in ("eval", "simulate"):

@@ -1,4 +1,10 @@
-"""The plugin manager: entry-point group ``agentworld``, lazy registries.
+"""The plugin manager: entry-point group ``agentworld``, lazy registries, checked contracts.
+
+Each kind of plugin has a protocol (:data:`agentworld.core.protocols.KIND_PROTOCOLS`) and
+optional capabilities (:data:`agentworld.core.protocols.CAPABILITIES`). A plugin object is
+checked against them once, when its factory first builds it; one that lacks a required
+member, or has only part of a capability, raises :class:`PluginContractError` naming the
+members. Call sites then ask ``isinstance(obj, Capability)`` instead of probing attributes.
 
 Environment variables:
     AGENTWORLD_LOAD_PLUGINS: comma-separated entry-point names; when set, only
@@ -15,8 +21,17 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import pluggy
-
 from agentworld.core import hookspecs
+from agentworld.core.protocols import (
+    CAPABILITIES,
+    KIND_PROTOCOLS,
+    Domain,
+    RewardFn,
+    SimBackend,
+    Trainer,
+    missing_members,
+    protocol_members,
+)
 
 GROUP = "agentworld"
 KINDS = {
@@ -24,8 +39,9 @@ KINDS = {
     "reward": "register_rewards",
     "trainer": "register_trainers",
     "sim_backend": "register_sim_backends",
-    "policy": "register_policies",
 }
+#: Kinds whose objects may hold state between calls: built fresh by every :func:`get`.
+FRESH_KINDS = frozenset({"trainer"})
 
 
 class UnknownPluginError(KeyError):
@@ -43,12 +59,42 @@ class UnknownPluginError(KeyError):
         return self.args[0]
 
 
+class PluginContractError(TypeError):
+    """A registered plugin object that does not meet its kind's protocol or capabilities."""
+
+
+def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
+    """Check ``obj``, built for plugin ``name`` of ``kind``, against its protocol and
+    capabilities (:mod:`agentworld.core.protocols`).
+
+    Raises:
+        PluginContractError: a required member is missing, or a capability is only partly
+            there; the message names the plugin, its owner and the missing members.
+    """
+    label = f"{kind.replace('_', ' ')} {name!r} (registered by {owner!r})"
+    protocol = KIND_PROTOCOLS[kind]
+    missing = missing_members(obj, protocol)
+    if missing:
+        raise PluginContractError(
+            f"{label} lacks {', '.join(missing)} of the {protocol.__name__} protocol "
+            f"(agentworld.core.protocols.{protocol.__name__})"
+        )
+    for capability in CAPABILITIES.get(kind, ()):
+        missing = missing_members(obj, capability)
+        if missing and len(missing) < len(protocol_members(capability)):
+            raise PluginContractError(
+                f"{label} has part of capability {capability.__name__} but lacks "
+                f"{', '.join(missing)} (agentworld.core.protocols.{capability.__name__})"
+            )
+
+
 @dataclass(slots=True)
 class _Registry:
     kind: str
     factories: dict[str, Callable[..., Any]] = field(default_factory=dict)
     owners: dict[str, str] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
+    checked: set[str] = field(default_factory=set)
 
 
 pm = pluggy.PluginManager(GROUP)
@@ -97,6 +143,11 @@ def _registry(kind: str) -> _Registry:
             owner = pm.get_name(impl.plugin) or impl.plugin_name
 
             def register(name: str, factory: Callable[..., Any], _owner: str = owner) -> None:
+                if not isinstance(name, str) or not name or not callable(factory):
+                    raise PluginContractError(
+                        f"plugin {_owner!r}: {KINDS[kind]} must call register(name, factory) "
+                        f"with a non-empty name and a callable factory, got {name!r}, {factory!r}"
+                    )
                 reg.factories[name] = factory
                 reg.owners[name] = _owner
 
@@ -133,38 +184,71 @@ def factory(kind: str, name: str) -> Callable[..., Any]:
 
 
 def get(kind: str, name: str, **options: Any) -> Any:
-    """Build (or return the cached, when no options are given) plugin object ``name``.
+    """Build plugin object ``name`` of ``kind``, checked against its contract the first time.
+
+    Without ``options`` the object is built once and cached, except for kinds in
+    :data:`FRESH_KINDS` (trainers), which are built on every call.
 
     Raises:
         UnknownPluginError: ``name`` is not registered.
+        PluginContractError: the built object does not meet its kind's contract.
     """
     reg = _registry(kind)
     make = factory(kind, name)
-    if options:
-        return make(**options)
-    if name not in reg.cache:
-        reg.cache[name] = make()
-    return reg.cache[name]
+    if options or kind in FRESH_KINDS:
+        obj = make(**options)
+    elif name in reg.cache:
+        return reg.cache[name]
+    else:
+        obj = make()
+    if name not in reg.checked:
+        check_contract(kind, name, obj, reg.owners[name])
+        reg.checked.add(name)
+    if not options and kind not in FRESH_KINDS:
+        reg.cache[name] = obj
+    return obj
 
 
-def get_domain(name: str) -> Any:
-    """The :class:`~agentworld.core.protocols.Domain` registered as ``name``."""
-    return get("domain", name)
+def get_domain(name: str) -> Domain:
+    """The :class:`~agentworld.core.protocols.Domain` registered as ``name``.
+
+    Raises:
+        UnknownPluginError: ``name`` is not registered.
+        PluginContractError: the domain does not meet its contract.
+    """
+    return get("domain", name)  # type: ignore[no-any-return]
 
 
-def get_reward(name: str, **options: Any) -> Any:
-    """The :class:`~agentworld.core.protocols.RewardFn` registered as ``name``."""
-    return get("reward", name, **options)
+def get_reward(name: str, **options: Any) -> RewardFn:
+    """The :class:`~agentworld.core.protocols.RewardFn` registered as ``name``, built with
+    ``options`` (cached when there are none).
+
+    Raises:
+        UnknownPluginError: ``name`` is not registered.
+        PluginContractError: the reward does not meet its contract.
+    """
+    return get("reward", name, **options)  # type: ignore[no-any-return]
 
 
-def get_trainer(name: str) -> Any:
-    """The :class:`~agentworld.core.protocols.Trainer` registered as ``name``."""
-    return get("trainer", name)
+def get_trainer(name: str) -> Trainer:
+    """A new :class:`~agentworld.core.protocols.Trainer` registered as ``name`` (built on
+    every call).
+
+    Raises:
+        UnknownPluginError: ``name`` is not registered.
+        PluginContractError: the trainer does not meet its contract.
+    """
+    return get("trainer", name)  # type: ignore[no-any-return]
 
 
-def get_sim_backend(name: str) -> Any:
-    """The :class:`~agentworld.core.protocols.SimBackend` registered as ``name``."""
-    return get("sim_backend", name)
+def get_sim_backend(name: str) -> SimBackend:
+    """The :class:`~agentworld.core.protocols.SimBackend` registered as ``name``.
+
+    Raises:
+        UnknownPluginError: ``name`` is not registered.
+        PluginContractError: the backend does not meet its contract.
+    """
+    return get("sim_backend", name)  # type: ignore[no-any-return]
 
 
 def plugin_table() -> list[dict[str, Any]]:

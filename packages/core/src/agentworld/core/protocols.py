@@ -7,9 +7,10 @@ by shape, without importing or subclassing anything from agentworld.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agentworld.core.types import Action, Episode, Observation, Prediction, Task
+if TYPE_CHECKING:  # annotations only: the plugin manager imports this module without pydantic
+    from agentworld.core.types import Action, Episode, Observation, Prediction, Step, Task
 
 
 @runtime_checkable
@@ -53,25 +54,11 @@ class Domain(Protocol):
         name: Registry name (``"terminal"``).
         version: Environment version string, stored in episode metadata.
 
-    Optional members, found by duck typing (``getattr`` with these defaults):
-
-    - ``defines_rewards: bool = False``: the world model predicts the next reward and
-      termination in a footer after the observation (:mod:`agentworld.core.formats`).
-    - ``history_window: int | None = None``: turns of history the world model sees
-      (``1`` for Markov domains whose observation is the whole state).
-    - ``verify(observation: str, task) -> tuple[float, bool] | None``: the domain's own
-      reward and termination for an observation text (``None`` when it cannot tell),
-      an alternative to the model's footer.
-    - ``initial_observation(task) -> str``: the observation at reset for ``task``,
-      computed without a real step (used by simulated environments).
-    - ``actions: list[str]``: the action words of a domain with a small discrete action set.
-    - ``is_deterministic(action) -> bool``: the real next observation is a function of the
-      history (scored by rules only in ``hybrid``).
-    - ``explain(step, previous_state) -> str``: a rationale for SFT targets with reasoning.
-    - ``explain_text(action, observation) -> str``: the same rationale from the previous
-      observation's text alone; a simulator of a checkpoint trained with
-      ``reasoning="domain"`` writes it into the answer and lets the model continue with the
-      observation block (so the rationale is never malformed or wrong).
+    Optional capabilities are the small protocols below (:data:`DOMAIN_CAPABILITIES`): a
+    domain has one when it has all of that protocol's members, and callers test it with
+    ``isinstance(domain, RewardingDomain)``. The plugin manager checks a registered domain
+    once, when it is first built: a missing required member, or a capability with only some
+    of its members, is a :class:`~agentworld.core.plugins.PluginContractError` naming them.
     """
 
     name: str
@@ -138,16 +125,15 @@ class WorldModel(Protocol):
     ) -> list[Prediction]: ...
 
 
+@runtime_checkable
 class Trainer(Protocol):
     """A training stage (``cpt``, ``sft``, ...).
 
     ``train(train_episodes, config) -> output_dir`` where ``config`` is the
-    stage's dict of options (model path or preset, output dir, steps, ...).
-
-    A trainer may also have ``check_options(config) -> None``, raising ``ValueError`` for options
-    ``train`` would refuse (a pipeline calls it for every stage before the first training
-    stage runs), and ``options() -> list[tuple[key, default, description]]``, which
-    ``agentworld train STAGE --options`` prints.
+    stage's dict of options (model path or preset, output dir, steps, ...). Optional
+    capabilities: :class:`ConfigurableTrainer`, :class:`ExperienceTrainer`
+    (:data:`TRAINER_CAPABILITIES`). The plugin manager builds a fresh trainer on every
+    ``get_trainer`` call (a trainer may keep state between its own calls).
     """
 
     name: str
@@ -155,9 +141,200 @@ class Trainer(Protocol):
     def train(self, episodes: Sequence[Episode], config: dict[str, Any]) -> str: ...
 
 
+@runtime_checkable
 class SimBackend(Protocol):
-    """Loads a world model from a checkpoint: ``load(path, **options) -> WorldModel``."""
+    """Loads a world model from a checkpoint and wraps it as a simulated environment."""
 
     name: str
 
-    def load(self, path: str, **options: Any) -> WorldModel: ...
+    def load(self, path: str, **options: Any) -> WorldModel:
+        """The world model of checkpoint ``path`` (``options``: device, decoding, ...)."""
+        ...
+
+    def make_env(
+        self, world_model: WorldModel, domain: Domain | str | None = None, **options: Any
+    ) -> Any:
+        """A Gymnasium ``Env`` whose ``step(action_text)`` is a prediction of ``world_model``;
+        ``domain`` (an object or a registered name) gives prompts, tasks and rewards."""
+        ...
+
+
+# -- optional capabilities ------------------------------------------------------------------------
+# Each is a small runtime-checkable protocol: an object has the capability when it has every
+# member, and a registered plugin with only some of them fails its contract check. The tables at
+# the end list them per plugin kind; docs/plugins.md documents each (a test keeps both in step).
+
+
+@runtime_checkable
+class RewardingDomain(Protocol):
+    """A domain whose environment gives rewards a world model can predict.
+
+    ``defines_rewards``: when true, the world model's answers carry the reward footer after
+    the observation (:mod:`agentworld.core.formats`). ``verify(observation, task)``: the
+    domain's own ``(reward, terminated)`` for an observation text, ``None`` when it cannot
+    tell; a simulator's ``reward_source="verifier"`` uses it instead of the footer.
+    """
+
+    defines_rewards: bool
+
+    def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None: ...
+
+
+@runtime_checkable
+class MarkovDomain(Protocol):
+    """A domain whose world model sees only the last ``history_window`` turns (``1`` when the
+    observation is the whole state; ``None``: the whole history)."""
+
+    history_window: int | None
+
+
+@runtime_checkable
+class ResettableDomain(Protocol):
+    """A domain that computes the observation at reset for a task without a real step
+    (``initial_observation(task) -> str``), so simulated episodes can start without the real
+    environment."""
+
+    def initial_observation(self, task: Task | None) -> str: ...
+
+
+@runtime_checkable
+class DiscreteActionDomain(Protocol):
+    """A domain with a small set of action words (``actions``, what tabular agents choose
+    from) and its own episode success test ``is_success(result) -> bool``, where ``result``
+    has ``outcome`` (``"terminated"``/``"truncated"``/...) and ``last_reward``."""
+
+    actions: list[str]
+
+    def is_success(self, result: Any) -> bool: ...
+
+
+@runtime_checkable
+class ExplainingDomain(Protocol):
+    """A domain that writes an SFT rationale from the real state change of a step:
+    ``explain(step, previous_state) -> str`` (``previous_state``: the previous observation's
+    ``state``, ``None`` at the first step)."""
+
+    def explain(self, step: Step, previous_state: dict[str, Any] | None) -> str: ...
+
+
+@runtime_checkable
+class TextExplainingDomain(Protocol):
+    """A domain that writes the same rationale from the previous observation's text alone:
+    ``explain_text(action, observation) -> str``. A simulator of a checkpoint trained with
+    ``reasoning="domain"`` writes it into the answer and lets the model continue with the
+    observation block."""
+
+    def explain_text(self, action: str, observation: str) -> str: ...
+
+
+@runtime_checkable
+class OutputDomain(Protocol):
+    """A domain whose observation is an output plus fixed chrome (the terminal's prompt line).
+
+    ``output_text(observation) -> str``: the output part alone (fidelity reports split
+    transitions by whether it is empty). ``empty_observation(previous_text) -> str``: what the
+    environment shows after an action that outputs nothing (the ``empty`` baseline).
+    """
+
+    def output_text(self, observation: Observation) -> str: ...
+
+    def empty_observation(self, previous: str) -> str: ...
+
+
+@runtime_checkable
+class DeterminismDomain(Protocol):
+    """A domain that knows when the real next observation is a function of the history:
+    ``is_deterministic(action, reference) -> bool`` (``hybrid`` scores such content by rules
+    alone)."""
+
+    def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool: ...
+
+
+@runtime_checkable
+class ConfigurableTrainer(Protocol):
+    """A trainer that lists and checks its options: ``options()`` gives ``(key, default,
+    description)`` rows (``agentworld train STAGE --options``); ``check_options(config)`` raises
+    ``ValueError`` for options ``train`` would refuse (a pipeline calls it for every stage
+    before the first training stage runs)."""
+
+    def options(self) -> list[tuple[str, str, str]]: ...
+
+    def check_options(self, config: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class ExperienceTrainer(Protocol):
+    """A trainer that gathers its own experience: ``needs_data`` / ``needs_model`` false tell
+    the CLI that ``--data`` and ``--model`` are optional."""
+
+    needs_data: bool
+    needs_model: bool
+
+
+@runtime_checkable
+class EpisodicWorldModel(Protocol):
+    """A world model that keeps per-episode state (e.g. pinned KV blocks) between steps:
+    ``predict`` takes ``episode_ids`` (``[batch]``, one per request), ``fork_episode(source,
+    new)`` copies that state and ``close_episode(episode_id)`` releases it."""
+
+    def predict(
+        self,
+        requests: Sequence[list[dict[str, str]]],
+        *,
+        max_new_tokens: int | None = None,
+        episode_ids: Sequence[str] | None = None,
+    ) -> list[Prediction]: ...
+
+    def fork_episode(self, source: str, new: str) -> None: ...
+
+    def close_episode(self, episode_id: str) -> None: ...
+
+
+#: The protocol a registered plugin of each kind must satisfy.
+KIND_PROTOCOLS: dict[str, type] = {
+    "domain": Domain,
+    "reward": RewardFn,
+    "trainer": Trainer,
+    "sim_backend": SimBackend,
+}
+DOMAIN_CAPABILITIES: tuple[type, ...] = (
+    RewardingDomain,
+    MarkovDomain,
+    ResettableDomain,
+    DiscreteActionDomain,
+    ExplainingDomain,
+    TextExplainingDomain,
+    OutputDomain,
+    DeterminismDomain,
+)
+TRAINER_CAPABILITIES: tuple[type, ...] = (ConfigurableTrainer, ExperienceTrainer)
+#: Optional capabilities checked per plugin kind (all or none of a capability's members).
+CAPABILITIES: dict[str, tuple[type, ...]] = {
+    "domain": DOMAIN_CAPABILITIES,
+    "trainer": TRAINER_CAPABILITIES,
+}
+
+
+def protocol_members(protocol: type) -> list[str]:
+    """The members a protocol class declares itself (annotations, then methods), in order."""
+    own = dict(vars(protocol))
+    names = list(own.get("__annotations__", {}))
+    names += [k for k, v in own.items() if callable(v) and not k.startswith("_")]
+    if "__call__" in own:
+        names.append("__call__")
+    return names
+
+
+def missing_members(obj: Any, protocol: type) -> list[str]:
+    """Members of ``protocol`` that ``obj`` lacks (a declared method that is not callable
+    counts as missing)."""
+    own = vars(protocol)
+    missing = []
+    for member in protocol_members(protocol):
+        value = getattr(obj, member, _MISSING)
+        if value is _MISSING or (callable(own.get(member)) and not callable(value)):
+            missing.append(member)
+    return missing
+
+
+_MISSING = object()

@@ -14,8 +14,9 @@ A component whose object has ``model_based = True`` (``embedding``, ``llm_judge`
 by the rules alone (their weights renormalised among themselves); other content by all
 components. Per transition, the content is deterministic when:
 
-1. the domain (``contexts[i]["domain"]``, an object or a registered name) has an optional
-   method ``is_deterministic(action: Action, reference: Observation) -> bool`` and it says
+1. the domain (``contexts[i]["domain"]``, an object or a registered name) is a
+   :class:`~agentworld.core.protocols.DeterminismDomain`
+   (``is_deterministic(action: Action, reference: Observation) -> bool``) and it says
    so for ``contexts[i]["action"]`` (an ``Action`` or its text) and the reference; else
 2. the domain's ``action_type(action)`` is listed for that domain in the hybrid's
    ``deterministic_action_types`` option (e.g. ``{"terminal": ["pwd", "cd"]}``).
@@ -33,6 +34,7 @@ from numbers import Real
 from typing import Any
 
 from agentworld.core import plugins
+from agentworld.core.protocols import DeterminismDomain
 from agentworld.core.types import Action, Observation
 from agentworld.rewards.rules import check_batch, resolve_domain
 
@@ -66,7 +68,7 @@ class Hybrid:
             reward's factory (``get_reward(name, **options)``).
         deterministic_action_types: Domain name -> action types (``domain.action_type``)
             whose content is deterministic (see the module docstring); used for domains
-            without an ``is_deterministic`` method.
+            that are no ``DeterminismDomain``.
 
     Raises:
         ValueError: a weight is not a finite number >= 0, the weights do not sum to a
@@ -121,13 +123,12 @@ class Hybrid:
             return False
         if isinstance(action, str):
             action = Action(text=action)
-        hook = getattr(domain, "is_deterministic", None)
-        if callable(hook):
+        if isinstance(domain, DeterminismDomain):
             observation = context.get("reference")
             if not isinstance(observation, Observation):
                 observation = Observation(text=reference)
-            return bool(hook(action, observation))
-        types = self.deterministic_action_types.get(getattr(domain, "name", ""), frozenset())
+            return bool(domain.is_deterministic(action, observation))
+        types = self.deterministic_action_types.get(domain.name, frozenset())
         return bool(types) and domain.action_type(action) in types
 
     def evaluate(

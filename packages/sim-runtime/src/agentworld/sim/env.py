@@ -6,7 +6,7 @@ import string
 from typing import Any, ClassVar
 
 import gymnasium as gym
-from agentworld.core.protocols import Domain, WorldModel
+from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
 from agentworld.core.types import Task
 from agentworld.sim.outcome import check_parse_policy, resolve_reward_source, step_outcome
 from agentworld.sim.simulator import Simulator
@@ -105,8 +105,8 @@ class SimEnv(gym.Env[str, str]):
         task = options.get("task", self.task)
         observation = options.get("initial_observation", self.initial_observation)
         if observation is None:
-            initial = getattr(self.domain, "initial_observation", None)
-            observation = initial(task) if callable(initial) else ""
+            resettable = isinstance(self.domain, ResettableDomain)
+            observation = self.domain.initial_observation(task) if resettable else ""
         system_prompt = options.get("system_prompt", self.system_prompt)
         if system_prompt is None:
             system_prompt = self.domain.system_prompt(task) if self.domain is not None else ""

@@ -5,7 +5,8 @@ Three sources of reward and termination (``reward_source``):
 - ``"model"``: the world model's own prediction, the footer of its answer
   (:func:`agentworld.core.formats.parse_transition`), learned from real transitions as
   Dreamer-style world models learn theirs (Hafner et al. 2023, arXiv 2301.04104);
-- ``"verifier"``: the domain's ``verify(observation, task) -> (reward, terminated) | None``
+- ``"verifier"``: a :class:`~agentworld.core.protocols.RewardingDomain`'s
+  ``verify(observation, task) -> (reward, terminated) | None``
   applied to the simulated observation (``None`` counts as reward 0, not terminated,
   and is reported in ``info["verified"] = False``);
 - ``"none"``: reward ``0.0``, never terminated (a domain without rewards).
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentworld.core.protocols import RewardingDomain
+
 REWARD_SOURCES = ("model", "verifier", "none")
 PARSE_ERROR_POLICIES = ("truncate", "retry")
 
@@ -31,7 +34,7 @@ def resolve_reward_source(requested: str | None, domain: Any, model_rewards: boo
         ValueError: an unknown source, ``"model"`` with a world model that predicts no
             reward footer, or ``"verifier"`` with a domain without ``verify``.
     """
-    has_verify = callable(getattr(domain, "verify", None))
+    has_verify = isinstance(domain, RewardingDomain)
     if requested is None:
         return "model" if model_rewards else "verifier" if has_verify else "none"
     if requested not in REWARD_SOURCES:
@@ -42,7 +45,7 @@ def resolve_reward_source(requested: str | None, domain: Any, model_rewards: boo
             "(a checkpoint trained on episodes of a domain with defines_rewards, or rewards=True)"
         )
     if requested == "verifier" and not has_verify:
-        name = getattr(domain, "name", None)
+        name = domain.name if domain is not None else None
         raise ValueError(f"reward_source='verifier' needs a domain with verify(); got {name!r}")
     return requested
 

@@ -6,10 +6,10 @@ renders them for training), then per step the user's action and the
 assistant's ``<predicted_observation>`` block. Concurrent :meth:`Simulator.step`
 calls from many coroutines are gathered into one ``predict`` call.
 
-World models may offer more (all optional, found by duck typing): ``predict`` taking
-``episode_ids`` (the ``hf`` paged engine then keeps each episode's KV pinned between
-steps; vLLM uses them as request ids), ``close_episode(id)`` and
-``fork_episode(parent, child)`` (release or share that state), ``concurrent_predict``
+World models may offer more: ``predict`` taking ``episode_ids`` (the ``hf`` paged engine
+then keeps each episode's KV pinned between steps; vLLM uses them as request ids), the
+:class:`~agentworld.core.protocols.EpisodicWorldModel` capability (``close_episode(id)`` and
+``fork_episode(parent, child)`` release or share that state), ``concurrent_predict``
 (True when overlapping ``predict`` calls join one running batch: batches are then not
 awaited one after the other), and :class:`FailedPrediction` for a request that failed
 alone.
@@ -32,7 +32,7 @@ from agentworld.core.formats import (
     window_messages,
     wrap_observation,
 )
-from agentworld.core.protocols import WorldModel
+from agentworld.core.protocols import EpisodicWorldModel, WorldModel
 from agentworld.core.types import Episode, Observation, Prediction, Task
 
 Message = dict[str, str]
@@ -173,9 +173,8 @@ class Simulator:
             source = self._get(episode_id)
             new_id = uuid.uuid4().hex
             self._episodes[new_id] = _Episode(list(source.messages), source.turns)
-        fork = getattr(self.world_model, "fork_episode", None)
-        if fork is not None:
-            fork(episode_id, new_id)
+        if isinstance(self.world_model, EpisodicWorldModel):
+            self.world_model.fork_episode(episode_id, new_id)
         return new_id
 
     def close_sync(self, episode_id: str) -> None:
@@ -183,9 +182,8 @@ class Simulator:
         a step in flight still returns. Unknown ids are ignored."""
         with self._lock:
             known = self._episodes.pop(episode_id, None) is not None
-        close = getattr(self.world_model, "close_episode", None)
-        if known and close is not None:
-            close(episode_id)
+        if known and isinstance(self.world_model, EpisodicWorldModel):
+            self.world_model.close_episode(episode_id)
 
     def messages(self, episode_id: str) -> list[Message]:
         """A copy of the episode's chat history. Raises ``KeyError`` if unknown."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from agentworld.core.protocols import Domain, WorldModel
+from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
 from agentworld.core.types import Task
 from agentworld.sim.env import CHARSET, MAX_LENGTH
 from agentworld.sim.outcome import check_parse_policy, resolve_reward_source, step_outcome
@@ -105,8 +105,8 @@ class SimVectorEnv(VectorEnv):
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         check_parse_policy(on_parse_error, max_retries)
         if initial_observation is None:
-            initial = getattr(domain, "initial_observation", None)
-            initial_observation = initial if callable(initial) else ""
+            resettable = isinstance(domain, ResettableDomain)
+            initial_observation = domain.initial_observation if resettable else ""
         per_env = {"tasks": tasks, "system_prompt": system_prompt}
         if not callable(initial_observation):
             per_env["initial_observation"] = initial_observation

@@ -31,6 +31,7 @@ from typing import Any
 
 from agentworld.core import plugins
 from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, THINK_CLOSE, THINK_OPEN, system_message
+from agentworld.core.protocols import ExplainingDomain
 from agentworld.core.types import Episode
 from agentworld.trainers.config import SftConfig, TeacherSettings
 
@@ -78,13 +79,12 @@ def clean(text: str) -> str:
 
 def _explainer(name: str) -> Any:
     domain = plugins.get_domain(name)
-    explain = getattr(domain, "explain", None)
-    if not callable(explain):
+    if not isinstance(domain, ExplainingDomain):
         raise ValueError(
             f"domain {name!r} has no explain(step, previous_state) to write rationales; "
             "use reasoning='teacher' or reasoning='none'"
         )
-    return explain
+    return domain.explain
 
 
 def check_domain(episodes: Sequence[Episode], domain: str | None = None) -> None:

@@ -22,7 +22,7 @@ from agentworld.core.formats import (
     previous_observation,
     transcript_prompt,
 )
-from agentworld.core.protocols import Domain
+from agentworld.core.protocols import Domain, TextExplainingDomain
 from agentworld.core.types import Prediction
 from agentworld.sim.beam import BeamSearchEngine
 from agentworld.sim.engine import EngineLoop, PagedEngine
@@ -87,16 +87,16 @@ def _explainer(domain: str | None) -> Callable[[str, str], str] | None:
     """The ``explain_text`` of domain plugin ``domain``, or ``None`` (with a warning) when the
     domain is unknown, not installed or writes no rationales from text."""
     try:
-        explain = getattr(plugins.get_domain(domain), "explain_text", None) if domain else None
+        found = plugins.get_domain(domain) if domain else None
     except plugins.UnknownPluginError:
-        explain = None
-    if not callable(explain):
+        found = None
+    if not isinstance(found, TextExplainingDomain):
         logger.warning(
             "the checkpoint was trained with domain rationales, but domain %r cannot write them"
             " (not installed, or no explain_text); the model writes them itself", domain
         )
         return None
-    return explain
+    return found.explain_text
 
 
 def _hub_source(path: str) -> bool:

@@ -9,12 +9,12 @@ and count their own environment steps, so real and simulated experience are meas
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentworld.core.protocols import DiscreteActionDomain, ResettableDomain
 from agentworld.core.types import Action, Task
 
 
@@ -88,14 +88,12 @@ def parse_env_spec(text: str) -> EnvSpec:
 
 
 def domain_actions(domain: Any) -> list[str]:
-    """The domain's action words (``domain.actions``, a list or a zero-argument callable).
+    """The action words of a :class:`~agentworld.core.protocols.DiscreteActionDomain`.
 
     Raises:
         ValueError: the domain declares no finite action list (tabular agents need one).
     """
-    actions = getattr(domain, "actions", None)
-    if callable(actions):
-        actions = actions()
+    actions = domain.actions if isinstance(domain, DiscreteActionDomain) else None
     if not actions or not all(isinstance(a, str) for a in actions):
         name = getattr(domain, "name", type(domain).__name__)
         raise ValueError(
@@ -108,13 +106,13 @@ def domain_actions(domain: Any) -> list[str]:
 def is_success(domain: Any, result: EpisodeResult) -> bool:
     """Did the episode reach the goal?
 
-    ``domain.is_success(result)`` decides when the domain has it; otherwise an episode
+    ``domain.is_success(result)`` of a :class:`~agentworld.core.protocols.DiscreteActionDomain`
+    decides; otherwise an episode
     succeeds when it terminated on a positive reward (FrozenLake's goal gives 1, a hole 0;
     Taxi's successful dropoff gives +20 and is its only termination).
     """
-    check = getattr(domain, "is_success", None)
-    if callable(check):
-        return bool(check(result))
+    if isinstance(domain, DiscreteActionDomain):
+        return bool(domain.is_success(result))
     return result.outcome is Outcome.TERMINATED and result.last_reward > 0
 
 
@@ -262,8 +260,7 @@ class SimRunner:
     ):
         from agentworld.sim import SimVectorEnv
 
-        initial: Callable[[Task | None], str] | None = getattr(domain, "initial_observation", None)
-        if initial is None:
+        if not isinstance(domain, ResettableDomain):
             raise ValueError(
                 f"domain {domain.name!r} has no initial_observation(task); "
                 "simulated episodes cannot start without one"
@@ -272,7 +269,7 @@ class SimRunner:
             world_model,
             num_envs,
             domain=domain,
-            initial_observation=initial,
+            initial_observation=domain.initial_observation,
             max_steps=max_steps,
             **(env_options or {}),
         )

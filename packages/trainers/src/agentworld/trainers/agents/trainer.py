@@ -164,6 +164,16 @@ class AgentTrainer:
         ``agent_lm``'s instead)."""
         return option_help(AgentConfig)
 
+    def check_options(self, config: dict[str, Any]) -> None:
+        """Validate Q-learning options without training (``policy="lm"`` options are checked
+        by ``agent_lm`` when :meth:`train` hands them over).
+
+        Raises:
+            ValueError: an unknown key or a value :class:`AgentConfig` refuses.
+        """
+        if config.get("policy") != "lm":
+            validate_config(AgentConfig, config)
+
 
 def resolve(cfg: AgentConfig) -> tuple[EnvSpec, Any, Path | None, float]:
     """``(env spec, domain, checkpoint dir or None, mix)`` checked before any training.

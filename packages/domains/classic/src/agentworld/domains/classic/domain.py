@@ -96,8 +96,9 @@ class ClassicDomain:
             return None
         return board.reward, board.terminated
 
-    def is_deterministic(self, action: Action) -> bool:
-        """True unless the variant is slippery and ``action`` is a valid move."""
+    def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
+        """True unless the variant is slippery and ``action`` is a valid move (``reference``,
+        the real next observation, is not needed)."""
         return not self.variant.slippery or self.action_type(action) == "invalid"
 
     def is_success(self, result: Any) -> bool:

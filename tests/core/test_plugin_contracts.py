@@ -1,0 +1,413 @@
+"""Plugin contracts: every hook and capability is tested and documented, and registrations
+are checked against their protocol (in the manner of datasette's
+``test_plugin_hooks_have_tests`` and ``test_plugin_hooks_are_documented``)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentworld.core import hookspecs, plugins, protocols
+from agentworld.core.builtins import ConstantWorldModel
+from agentworld.core.collect import world_model_contract
+from agentworld.core.evaluate import output_text
+from agentworld.core.formats import wrap_observation
+from agentworld.core.hookspecs import hookimpl
+from agentworld.core.types import Action, Observation, Step, Task
+
+ROOT = Path(__file__).parents[2]
+DOCS = ROOT / "docs" / "plugins.md"
+
+
+def hook_names() -> list[str]:
+    names = [n for n in vars(hookspecs) if n.startswith("register_")]
+    return sorted(n for n in names if callable(getattr(hookspecs, n)))
+
+
+def capabilities() -> list[type]:
+    every = [c for kind in protocols.CAPABILITIES.values() for c in kind]
+    return [*every, protocols.EpisodicWorldModel]
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@functools.cache
+def test_functions() -> frozenset[str]:
+    names: set[str] = set()
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        tree = ast.parse(path.read_text())
+        names |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    return frozenset(names)
+
+
+test_functions.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+@pytest.mark.parametrize("hook", hook_names())
+def test_every_hook_has_a_test(hook: str) -> None:
+    assert f"test_hook_{hook}" in test_functions(), f"hook {hook} has no test_hook_{hook}"
+
+
+@pytest.mark.parametrize("capability", capabilities(), ids=lambda c: c.__name__)
+def test_every_capability_has_a_test(capability: type) -> None:
+    name = f"test_capability_{snake(capability.__name__)}"
+    assert name in test_functions(), f"capability {capability.__name__} has no {name}"
+
+
+@pytest.mark.parametrize("hook", hook_names())
+def test_every_hook_is_documented_with_its_signature(hook: str) -> None:
+    import inspect
+
+    params = ", ".join(inspect.signature(getattr(hookspecs, hook)).parameters)
+    assert f"`{hook}({params})`" in DOCS.read_text(), f"docs/plugins.md lacks `{hook}({params})`"
+
+
+@pytest.mark.parametrize("capability", capabilities(), ids=lambda c: c.__name__)
+def test_every_capability_is_documented_with_its_members(capability: type) -> None:
+    text = DOCS.read_text()
+    heading = f"#### `{capability.__name__}`"
+    assert heading in text, f"docs/plugins.md lacks a heading {heading}"
+    section = text.split(heading, 1)[1].split("####", 1)[0]
+    for member in protocols.protocol_members(capability):
+        assert f"`{member}" in section, f"{capability.__name__}.{member} is not documented"
+
+
+def test_readme_names_the_hooks() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert all(h in readme for h in hook_names())
+    assert "register_policies" not in readme and "docs/plugins.md" in readme
+
+
+# -- registration contracts ----------------------------------------------------------------------
+
+
+@contextmanager
+def registered(plugin: object, name: str) -> Iterator[None]:
+    plugins.load_plugins().register(plugin, name=name)
+    plugins.reset_registries()
+    try:
+        yield
+    finally:
+        plugins.pm.unregister(name=name)
+        plugins.reset_registries()
+
+
+class Minimal:
+    """The required members of a Domain and nothing else."""
+
+    name, version = "minimal", "0"
+
+    def system_prompt(self, task: Task | None) -> str:
+        return "You simulate a counter."
+
+    def make_env(self, **kwargs):
+        raise RuntimeError("no real environment here")
+
+    def tasks(self):
+        raise RuntimeError("no tasks")
+
+    def policies(self) -> dict:
+        return {}
+
+    def score(self, predicted: str, reference: Observation) -> float:
+        return float(predicted == reference.text)
+
+    def action_type(self, action: Action) -> str:
+        return "any"
+
+    def describe(self) -> dict[str, str]:
+        return {"environment": "none"}
+
+
+class NoScore(Minimal):
+    score = None  # type: ignore[assignment]  # declared, but not callable
+
+
+class HalfRewarding(Minimal):
+    defines_rewards = True  # but no verify
+
+
+class Domains:
+    @hookimpl
+    def register_domains(self, register):
+        register("minimal", Minimal)
+        register("no-score", NoScore)
+        register("half-rewarding", HalfRewarding)
+
+
+def test_hook_register_domains() -> None:
+    with registered(Domains(), "contract-domains"):
+        assert {"minimal", "no-score", "half-rewarding"} <= set(plugins.names("domain"))
+        domain = plugins.get_domain("minimal")
+        assert isinstance(domain, protocols.Domain) and plugins.get_domain("minimal") is domain
+        assert plugins.owner("domain", "minimal") == "contract-domains"
+        assert not any(isinstance(domain, c) for c in protocols.DOMAIN_CAPABILITIES)
+        with pytest.raises(plugins.PluginContractError,
+                           match=r"domain 'no-score' \(registered by 'contract-domains'\) lacks "
+                                 r"score of the Domain protocol"):
+            plugins.get_domain("no-score")
+        with pytest.raises(plugins.PluginContractError,
+                           match="has part of capability RewardingDomain but lacks verify"):
+            plugins.get_domain("half-rewarding")
+
+
+def test_registration_with_a_bad_factory_names_the_plugin() -> None:
+    class Bad:
+        @hookimpl
+        def register_rewards(self, register):
+            register("", None)
+
+    with registered(Bad(), "bad-registration"):
+        with pytest.raises(plugins.PluginContractError, match="plugin 'bad-registration'"):
+            plugins.names("reward")
+
+
+class Doubling:
+    name = "doubling"
+
+    def __init__(self, factor: float = 1.0):
+        self.factor = factor
+
+    def __call__(self, predictions, references, contexts) -> list[float]:
+        return [self.factor * float(p == r) for p, r in zip(predictions, references, strict=True)]
+
+
+def test_hook_register_rewards() -> None:
+    class Rewards:
+        @hookimpl
+        def register_rewards(self, register):
+            register("doubling", Doubling)
+            register("nameless", lambda **o: (lambda p, r, c: [0.0] * len(p)))
+
+    with registered(Rewards(), "contract-rewards"):
+        assert plugins.get_reward("doubling")(["a", "b"], ["a", "c"], [{}, {}]) == [1.0, 0.0]
+        assert plugins.get_reward("doubling", factor=0.5)(["a"], ["a"], [{}]) == [0.5]
+        with pytest.raises(plugins.PluginContractError, match="lacks name of the RewardFn"):
+            plugins.get_reward("nameless")
+
+
+class Counting:
+    """A stateful trainer: counts its own calls."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def train(self, episodes, config) -> str:
+        self.calls += 1
+        return f"{config['output_dir']}/{self.calls}"
+
+
+def test_hook_register_trainers() -> None:
+    class Trainers:
+        @hookimpl
+        def register_trainers(self, register):
+            register("counting", Counting)
+
+    with registered(Trainers(), "contract-trainers"):
+        first, second = plugins.get_trainer("counting"), plugins.get_trainer("counting")
+        assert first is not second  # stateful trainers are built fresh on every call
+        assert first.train([], {"output_dir": "o"}) == "o/1"
+        assert second.train([], {"output_dir": "o"}) == "o/1"
+        assert not isinstance(first, protocols.ConfigurableTrainer)
+
+
+def test_hook_register_sim_backends() -> None:
+    backend = plugins.get_sim_backend("copy-previous")
+    assert isinstance(backend, protocols.SimBackend)
+    world_model = backend.load(None)
+    env = backend.make_env(world_model, domain=plugins.get_domain("frozenlake-4x4"))
+    task = plugins.get_domain("frozenlake-4x4").tasks().sample(1, seed=0)[0]
+    first, _ = env.reset(options={"task": task})
+    observation, *_ = env.step("left")
+    assert observation == first  # copy-previous repeats the last observation
+
+    class Broken:
+        @hookimpl
+        def register_sim_backends(self, register):
+            register("loader-only", lambda: type("LoaderOnly", (), {"name": "x", "load": len})())
+
+    with registered(Broken(), "contract-backends"):
+        with pytest.raises(plugins.PluginContractError, match="lacks make_env of the SimBackend"):
+            plugins.get_sim_backend("loader-only")
+
+
+def test_hook_register_commands() -> None:
+    from agentworld.core.cli import app
+
+    class Commands:
+        @hookimpl
+        def register_commands(self, cli):
+            @cli.command("contract-hello")
+            def hello(name: str = "world") -> None:
+                print(f"hello {name}")
+
+    plugins.load_plugins().register(Commands(), name="contract-commands")
+    try:
+        for impl in plugins.pm.hook.register_commands.get_hookimpls():
+            if plugins.pm.get_name(impl.plugin) == "contract-commands":
+                impl.function(cli=app)  # what cli.main() does for every plugin
+        result = CliRunner().invoke(app, ["contract-hello", "--name", "plugins"])
+        assert result.exit_code == 0 and "hello plugins" in result.output
+    finally:
+        plugins.pm.unregister(name="contract-commands")
+        kept = [c for c in app.registered_commands if c.name != "contract-hello"]
+        app.registered_commands[:] = kept
+
+
+# -- capabilities, each at the call site that uses it ------------------------------------------
+
+
+def test_capability_rewarding_domain() -> None:
+    from agentworld.sim.outcome import resolve_reward_source
+
+    lake, terminal = plugins.get_domain("frozenlake-4x4"), plugins.get_domain("terminal")
+    assert isinstance(lake, protocols.RewardingDomain)
+    assert not isinstance(terminal, protocols.RewardingDomain)
+    assert world_model_contract(lake)["rewards"] is True
+    assert "rewards" not in world_model_contract(terminal)
+    assert resolve_reward_source(None, lake, model_rewards=False) == "verifier"
+    assert resolve_reward_source(None, terminal, model_rewards=False) == "none"
+    with pytest.raises(ValueError, match="needs a domain with verify"):
+        resolve_reward_source("verifier", terminal, model_rewards=False)
+
+
+def test_capability_markov_domain() -> None:
+    lake, terminal = plugins.get_domain("frozenlake-4x4"), plugins.get_domain("terminal")
+    assert isinstance(lake, protocols.MarkovDomain)
+    assert not isinstance(terminal, protocols.MarkovDomain)
+    assert world_model_contract(lake)["history_window"] == 1
+    assert "history_window" not in world_model_contract(terminal)
+
+
+def test_capability_resettable_domain() -> None:
+    from agentworld.sim.env import SimEnv
+
+    lake = plugins.get_domain("frozenlake-4x4")
+    task = lake.tasks().sample(1, seed=3)[0]
+    env = SimEnv(ConstantWorldModel("copy-previous"), domain=lake)
+    observation, _ = env.reset(options={"task": task})
+    assert observation == lake.initial_observation(task) and observation.startswith("agent: row")
+    blank = SimEnv(ConstantWorldModel("copy-previous"), domain=plugins.get_domain("terminal"))
+    assert blank.reset(options={"task": task})[0] == ""  # no initial_observation: empty start
+
+
+def test_capability_discrete_action_domain() -> None:
+    from agentworld.trainers.agents.envs import (
+        EpisodeResult,
+        Outcome,
+        Source,
+        domain_actions,
+        is_success,
+    )
+
+    cliff = plugins.get_domain("cliffwalking")
+    assert sorted(domain_actions(cliff)) == ["down", "left", "right", "up"]
+    # CliffWalking's goal gives -1: its own is_success knows, the default rule would not
+    reached = EpisodeResult(Source.REAL, -13.0, 13, Outcome.TERMINATED, -1.0)
+    assert is_success(cliff, reached)
+    with pytest.raises(ValueError, match="'terminal' has no finite action list"):
+        domain_actions(plugins.get_domain("terminal"))
+
+
+def test_capability_explaining_domain() -> None:
+    from agentworld.trainers.reasoning import check_domain
+
+    terminal = plugins.get_domain("terminal")
+    assert isinstance(terminal, protocols.ExplainingDomain)
+    shown = Observation(text="/home/user\nuser@sandbox:~$ ")
+    step = Step(action=Action(text="pwd"), observation=shown)
+    assert terminal.explain(step, None)
+    check_domain([], "terminal")  # does not raise
+    with registered(Domains(), "contract-domains"):
+        with pytest.raises(ValueError, match="has no explain"):
+            check_domain([], "minimal")
+
+
+def test_capability_text_explaining_domain() -> None:
+    from agentworld.sim.backends.hf import _explainer
+
+    assert _explainer("terminal")("cat a.txt", "user@sandbox:~$ ")
+    assert _explainer("frozenlake-4x4") is None  # explains steps, but not from text
+
+
+def test_capability_output_domain() -> None:
+    terminal = plugins.get_domain("terminal")
+    shown = Observation(text="a.txt\nuser@sandbox:~/docs$ ")
+    assert output_text(shown, terminal).strip() == "a.txt"
+    assert output_text(shown, plugins.get_domain("frozenlake-4x4")) == shown.text
+    empty = ConstantWorldModel("empty", terminal)
+    messages = [{"role": "system", "content": "You simulate a terminal."},
+                {"role": "user", "content": "ls"},
+                {"role": "assistant", "content": wrap_observation(shown.text)},
+                {"role": "user", "content": "touch b"}]
+    predicted = empty.predict([messages])[0].observation
+    assert predicted == terminal.empty_observation(shown.text)
+    assert ConstantWorldModel("empty", None).predict([messages])[0].observation == ""
+
+
+def test_capability_determinism_domain() -> None:
+    from agentworld.rewards.hybrid import Hybrid
+
+    hybrid = Hybrid(weights={"exact_match": 1.0})
+    plain = {"domain": "frozenlake-4x4", "action": "left"}
+    slippery = {"domain": "frozenlake-4x4-slippery", "action": "left"}
+    assert hybrid.is_deterministic("x", plain) is True
+    assert hybrid.is_deterministic("x", slippery) is False
+    assert hybrid.is_deterministic("x", {"domain": "frozenlake-4x4-slippery", "action": "fly"})
+
+
+def test_capability_configurable_trainer() -> None:
+    agent = plugins.get_trainer("agent")
+    assert isinstance(agent, protocols.ConfigurableTrainer)
+    assert any(key == "episodes" for key, _, _ in agent.options())
+    with pytest.raises(ValueError, match="no_such_option"):
+        agent.check_options({"no_such_option": 1})
+
+
+def test_capability_experience_trainer() -> None:
+    from agentworld.core.cli import app
+
+    agent = plugins.get_trainer("agent")
+    assert isinstance(agent, protocols.ExperienceTrainer) and not agent.needs_data
+    assert not isinstance(plugins.get_trainer("cpt"), protocols.ExperienceTrainer)
+    result = CliRunner().invoke(app, ["train", "cpt", "--model", "tiny-test", "--output-dir", "o"])
+    assert result.exit_code == 2 and "pass --data URL" in result.output
+
+
+def test_capability_episodic_world_model() -> None:
+    from agentworld.sim.simulator import Simulator
+
+    class Episodic(ConstantWorldModel):
+        def __init__(self) -> None:
+            super().__init__("copy-previous")
+            self.events: list[tuple[str, ...]] = []
+
+        def predict(self, requests, *, max_new_tokens=None, episode_ids=None):
+            self.events.append(("predict", *episode_ids))
+            return super().predict(requests, max_new_tokens=max_new_tokens)
+
+        def fork_episode(self, source: str, new: str) -> None:
+            self.events.append(("fork", source, new))
+
+        def close_episode(self, episode_id: str) -> None:
+            self.events.append(("close", episode_id))
+
+    world_model = Episodic()
+    assert isinstance(world_model, protocols.EpisodicWorldModel)
+    assert not isinstance(ConstantWorldModel("copy-previous"), protocols.EpisodicWorldModel)
+    sim = Simulator(world_model)
+    first = sim.open_sync("You simulate a counter.", "0")
+    second = sim.fork_sync(first)
+    sim.close_sync(first)
+    assert world_model.events == [("fork", first, second), ("close", first)]
