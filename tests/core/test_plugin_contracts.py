@@ -367,6 +367,25 @@ def test_capability_determinism_domain() -> None:
     assert hybrid.is_deterministic("x", {"domain": "frozenlake-4x4-slippery", "action": "fly"})
 
 
+def test_capability_offline_domain() -> None:
+    from agentworld.core.cli import app
+
+    names = plugins.names("domain")
+    offline = [n for n in names if isinstance(plugins.get_domain(n), protocols.OfflineDomain)]
+    result = CliRunner().invoke(app, ["domains"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0
+    rows = {line.split("│")[1].strip(): line for line in result.output.splitlines()
+            if line.count("│") > 2 and line.split("│")[1].strip() in names}
+    for name in names:
+        domain = plugins.get_domain(name)
+        data_only = isinstance(domain, protocols.OfflineDomain) and not domain.has_environment
+        assert ("no (data-only)" in rows[name]) == data_only
+        if data_only:
+            with pytest.raises(RuntimeError, match="data-only"):
+                domain.make_env()
+    assert "frozenlake-4x4" in rows and "frozenlake-4x4" not in offline
+
+
 def test_capability_configurable_trainer() -> None:
     agent = plugins.get_trainer("agent")
     assert isinstance(agent, protocols.ConfigurableTrainer)

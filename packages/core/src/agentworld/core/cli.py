@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentworld.core import plugins
-from agentworld.core.protocols import ConfigurableTrainer, ExperienceTrainer
+from agentworld.core.protocols import ConfigurableTrainer, ExperienceTrainer, OfflineDomain
 
 app = typer.Typer(
     name="agentworld",
@@ -71,7 +71,8 @@ def domains_cmd() -> None:
         table.add_column(column, overflow="fold")
     for name in plugins.names("domain"):
         domain = plugins.get_domain(name)
-        real = "no (data-only)" if getattr(domain, "has_environment", True) is False else "yes"
+        offline = isinstance(domain, OfflineDomain) and not domain.has_environment
+        real = "no (data-only)" if offline else "yes"
         try:
             facts = "; ".join(f"{k}: {v}" for k, v in domain.describe().items())
         except Exception as e:  # a domain that cannot run here still lists

@@ -251,6 +251,15 @@ class DeterminismDomain(Protocol):
 
 
 @runtime_checkable
+class OfflineDomain(Protocol):
+    """A domain that may have no real environment on this machine: ``has_environment``
+    false means it is data-only (trained and measured from recorded trajectories, such as
+    AgentWorldBench rows) and ``make_env`` raises ``RuntimeError`` saying so."""
+
+    has_environment: bool
+
+
+@runtime_checkable
 class ConfigurableTrainer(Protocol):
     """A trainer that lists and checks its options: ``options()`` gives ``(key, default,
     description)`` rows (``agentworld train STAGE --options``); ``check_options(config)`` raises
@@ -306,6 +315,7 @@ DOMAIN_CAPABILITIES: tuple[type, ...] = (
     TextExplainingDomain,
     OutputDomain,
     DeterminismDomain,
+    OfflineDomain,
 )
 TRAINER_CAPABILITIES: tuple[type, ...] = (ConfigurableTrainer, ExperienceTrainer)
 #: Optional capabilities checked per plugin kind (all or none of a capability's members).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentworld.core.protocols import DiscreteActionDomain
 from agentworld.sim.openenv.app import MAX_BODY_BYTES, create_app
 from agentworld.sim.openenv.envs import RealEnvFactory, SimEnvFactory
 from agentworld.sim.openenv.tasks import TaskPool
@@ -61,7 +62,7 @@ def build_app(
         max_sessions=max_sessions,
         max_body_bytes=max_body_bytes,
         tasks=pool,
-        actions=getattr(domain_obj, "actions", None),
+        actions=domain_obj.actions if isinstance(domain_obj, DiscreteActionDomain) else None,
         api_key=api_key,
         max_sessions_per_client=max_sessions_per_client,
     )
