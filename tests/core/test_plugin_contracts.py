@@ -321,7 +321,7 @@ def test_capability_discrete_action_domain() -> None:
 
 
 def test_capability_explaining_domain() -> None:
-    from agentworld.trainers.reasoning import check_domain
+    from agentworld.core.rationales import check_domain
 
     terminal = plugins.get_domain("terminal")
     assert isinstance(terminal, protocols.ExplainingDomain)
@@ -367,12 +367,13 @@ def test_capability_determinism_domain() -> None:
     assert hybrid.is_deterministic("x", {"domain": "frozenlake-4x4-slippery", "action": "fly"})
 
 
-def test_capability_offline_domain() -> None:
-    from agentworld.core.cli import app
+def test_capability_offline_domain(monkeypatch) -> None:
+    from agentworld.core.cli import app, console
 
+    monkeypatch.setattr(console, "width", 250)  # one table row per line
     names = plugins.names("domain")
     offline = [n for n in names if isinstance(plugins.get_domain(n), protocols.OfflineDomain)]
-    result = CliRunner().invoke(app, ["domains"], env={"COLUMNS": "250"})
+    result = CliRunner().invoke(app, ["domains"])
     assert result.exit_code == 0
     rows = {line.split("│")[1].strip(): line for line in result.output.splitlines()
             if line.count("│") > 2 and line.split("│")[1].strip() in names}

@@ -340,11 +340,8 @@ def convert_cmd(
         console.print(f"read {note}")
     rationales = None
     if reasoning and to == "messages":
-        try:
-            from agentworld.trainers.reasoning import domain_rationales
-        except ImportError:
-            raise typer.BadParameter("rationales need agentworld-trainers installed",
-                                     param_hint="--reasoning") from None
+        from agentworld.core.rationales import domain_rationales
+
         rationales = domain_rationales(episodes)
     n = df.write_as(target, episodes, to, layout=layout, rationales=rationales)  # type: ignore[arg-type]
     what = {"agentworldbench": "AgentWorldBench records", "episodes": "episodes",

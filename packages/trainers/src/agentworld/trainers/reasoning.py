@@ -6,8 +6,7 @@ Rationales come from
 
 - the domain (``reasoning="domain"``): the domain plugin's
   ``explain(step, previous_state)``, computed from the real transition and
-  the structured state before it (terminal: the state line the command reads;
-  found by name through the plugin manager, never imported); or
+  the structured state before it (:mod:`agentworld.core.rationales`); or
 - a teacher (``reasoning="teacher"``): any OpenAI-compatible chat endpoint,
   prompted with our prompts below (or a user template), shown the context,
   the action and the real next observation. Answers are cached in a JSONL
@@ -27,18 +26,17 @@ import string
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-from agentworld.core import plugins
-from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, THINK_CLOSE, THINK_OPEN, system_message
-from agentworld.core.protocols import ExplainingDomain
+from agentworld.core.formats import system_message
+from agentworld.core.rationales import (  # the domain's rationales live in core (convert uses them)
+    TAGS,
+    Rationales,
+    check_domain,
+    clean,
+    domain_rationales,
+)
 from agentworld.core.types import Episode
 from agentworld.trainers.config import SftConfig, TeacherSettings
-
-Rationales = list[list[str]]
-"""``rationales[i][t]``: the rationale of ``episodes[i].steps[t]``."""
-
-TAGS = (THINK_OPEN, THINK_CLOSE, OBS_OPEN, OBS_CLOSE)
 
 TEACHER_SYSTEM = (
     "You explain how a {domain} environment responds to an agent's action. You are shown the "
@@ -66,63 +64,11 @@ Reasoning:"""
 PLACEHOLDERS = frozenset({"domain", "context", "previous_observation", "action", "observation"})
 
 
+__all__ = ["TAGS", "Rationales", "check_domain", "clean", "domain_rationales", "rationales"]
+
+
 class TeacherError(RuntimeError):
     """The teacher endpoint failed or returned no usable rationale."""
-
-
-def clean(text: str) -> str:
-    """``text`` without the contract's tags (:data:`TAGS`), whitespace-stripped."""
-    for tag in TAGS:
-        text = text.replace(tag, "")
-    return text.strip()
-
-
-def _explainer(name: str) -> Any:
-    domain = plugins.get_domain(name)
-    if not isinstance(domain, ExplainingDomain):
-        raise ValueError(
-            f"domain {name!r} has no explain(step, previous_state) to write rationales; "
-            "use reasoning='teacher' or reasoning='none'"
-        )
-    return domain.explain
-
-
-def check_domain(episodes: Sequence[Episode], domain: str | None = None) -> None:
-    """Fail early when a domain named by ``domain`` or the episodes cannot explain steps.
-
-    Raises:
-        agentworld.core.plugins.UnknownPluginError: the domain is not installed.
-        ValueError: the domain has no ``explain``.
-    """
-    for name in {domain} if domain else {e.domain for e in episodes}:
-        _explainer(name)
-
-
-def domain_rationales(episodes: Sequence[Episode], domain: str | None = None) -> Rationales:
-    """Rationales from each episode's domain plugin (or ``domain``), ``explain(step, previous_state)``.
-
-    ``previous_state`` is the structured state before the step: the initial
-    observation's for step 0, else the previous step's observation's.
-
-    Raises:
-        agentworld.core.plugins.UnknownPluginError: the domain is not installed.
-        ValueError: the domain has no ``explain``, or it returned an empty rationale.
-    """
-    out: Rationales = []
-    for episode in episodes:
-        explain = _explainer(domain or episode.domain)
-        previous = episode.initial_observation.state
-        rows = []
-        for t, step in enumerate(episode.steps):
-            text = clean(str(explain(step, previous)))
-            if not text:
-                raise ValueError(
-                    f"explain() gave an empty rationale for episode {episode.id} turn {t}"
-                )
-            rows.append(text)
-            previous = step.observation.state
-        out.append(rows)
-    return out
 
 
 def load_template(path: str | os.PathLike[str] | None) -> str:

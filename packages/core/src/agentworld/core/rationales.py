@@ -1,0 +1,85 @@
+"""Domain rationales: one short text per transition from a domain's own ``explain``.
+
+An :class:`~agentworld.core.protocols.ExplainingDomain` writes
+``explain(step, previous_state)`` from the real transition and the structured state before
+it; SFT with ``reasoning="domain"`` puts it in ``<think>`` before the observation, and
+``agentworld convert --to messages --reasoning`` writes it into chat rows. The domain is
+found by name through the plugin manager. Rationales never contain the contract's tags:
+``<think>``, ``</think>`` and the observation tags are removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentworld.core import plugins
+from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, THINK_CLOSE, THINK_OPEN
+from agentworld.core.protocols import ExplainingDomain
+from agentworld.core.types import Episode
+
+Rationales = list[list[str]]
+"""``rationales[i][t]``: the rationale of ``episodes[i].steps[t]``."""
+
+TAGS = (THINK_OPEN, THINK_CLOSE, OBS_OPEN, OBS_CLOSE)
+
+
+def clean(text: str) -> str:
+    """``text`` without the contract's tags (:data:`TAGS`), whitespace-stripped."""
+    for tag in TAGS:
+        text = text.replace(tag, "")
+    return text.strip()
+
+
+def explainer(name: str) -> Callable[[Any, dict[str, Any] | None], str]:
+    """The ``explain`` of domain plugin ``name``.
+
+    Raises:
+        agentworld.core.plugins.UnknownPluginError: the domain is not installed.
+        ValueError: the domain is no :class:`~agentworld.core.protocols.ExplainingDomain`.
+    """
+    domain = plugins.get_domain(name)
+    if not isinstance(domain, ExplainingDomain):
+        raise ValueError(
+            f"domain {name!r} has no explain(step, previous_state) to write rationales; "
+            "use reasoning='teacher' or reasoning='none'"
+        )
+    return domain.explain
+
+
+def check_domain(episodes: Sequence[Episode], domain: str | None = None) -> None:
+    """Fail early when a domain named by ``domain`` or the episodes cannot explain steps.
+
+    Raises:
+        agentworld.core.plugins.UnknownPluginError: the domain is not installed.
+        ValueError: the domain has no ``explain``.
+    """
+    for name in {domain} if domain else {e.domain for e in episodes}:
+        explainer(name)
+
+
+def domain_rationales(episodes: Sequence[Episode], domain: str | None = None) -> Rationales:
+    """Rationales from each episode's domain plugin (or ``domain``), ``explain(step, previous_state)``.
+
+    ``previous_state`` is the structured state before the step: the initial
+    observation's for step 0, else the previous step's observation's.
+
+    Raises:
+        agentworld.core.plugins.UnknownPluginError: the domain is not installed.
+        ValueError: the domain has no ``explain``, or it returned an empty rationale.
+    """
+    out: Rationales = []
+    for episode in episodes:
+        explain = explainer(domain or episode.domain)
+        previous = episode.initial_observation.state
+        rows = []
+        for t, step in enumerate(episode.steps):
+            text = clean(str(explain(step, previous)))
+            if not text:
+                raise ValueError(
+                    f"explain() gave an empty rationale for episode {episode.id} turn {t}"
+                )
+            rows.append(text)
+            previous = step.observation.state
+        out.append(rows)
+    return out
