@@ -96,7 +96,8 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
             assert time.monotonic() - started < 2.0
             session_id = http.post("/sessions").json()["session_id"]
             http.post("/reset", json={"session_id": session_id, "seed": 1})
-            assert len(list(roots.iterdir())) == 2  # the WebSocket and the HTTP session
+            # the WebSocket's and the HTTP session's episode roots (in a per-process directory)
+            assert len(list(roots.rglob("agentworld-ep-*"))) == 2
             started = time.monotonic()
             process.send_signal(signal.SIGTERM)  # a client is still connected
             process.wait(timeout=30)
@@ -107,7 +108,7 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
             process.wait()
         log.close()
     assert stop_s < 15.0, (tmp_path / "server.log").read_text()
-    left = list(roots.iterdir())
+    left = list(roots.rglob("agentworld-ep-*"))
     shutil.rmtree(roots, ignore_errors=True)
     assert left == []  # every episode root was closed and removed
 
