@@ -65,7 +65,7 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # the CLI imports every plugin; slow on busy CI
         while True:
             assert process.poll() is None, (tmp_path / "server.log").read_text()
             try:
@@ -73,7 +73,7 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
                     break
             except httpx.HTTPError:
                 pass
-            assert time.monotonic() < deadline, "the server did not start in 120 s"
+            assert time.monotonic() < deadline, "the server did not start in 300 s"
             time.sleep(0.2)
         with GenericEnvClient(base_url=url).sync() as victim, httpx.Client(base_url=url) as http:
             # the attack: a task whose check is a catastrophic regex, by HTTP and WebSocket
