@@ -124,7 +124,7 @@ def test_domain_and_plugin():
     assert "terminal" in plugins.names("domain")
     domain = plugins.get_domain("terminal")
     assert isinstance(domain, TerminalDomain) and isinstance(domain, Domain)
-    assert set(domain.policies()) == {"scripted", "random"}
+    assert set(domain.policies()) == {"scripted", "random", "llm"}
     assert "prompt" in domain.system_prompt(None) and "user@sandbox" in domain.system_prompt(None)
     kinds = {
         c: domain.action_type(Action(text=c))
@@ -141,6 +141,13 @@ def test_domain_and_plugin():
             "sed -i s/a/b/ f",
             "tail -n 2 f",
             "pwd",
+            "for i in 1 2; do echo $i; done",
+            "[ -f x ] && echo y",
+            "sort f | uniq -c",
+            "python3 -c 'print(1)'",
+            "x=7",
+            "n=$(wc -l < f); echo $n",
+            "LANG=C awk 1 f",
             "vim",
             "",
         ]
@@ -158,6 +165,13 @@ def test_domain_and_plugin():
         "sed",
         "head/tail",
         "pwd",
+        "control",
+        "control",
+        "text",
+        "python",
+        "assign",
+        "assign",
+        "text",
         "other",
         "other",
     ]

@@ -17,7 +17,7 @@ from agentworld.domains.terminal.policies import make_policies
 from agentworld.domains.terminal.prompt import HOME, absolute_cwd, render_prompt, split_prompt
 from agentworld.domains.terminal.sandbox import detect_sandbox
 from agentworld.domains.terminal.state_text import render_setup
-from agentworld.domains.terminal.tasks import TerminalTaskSampler
+from agentworld.domains.terminal.tasks import KINDS, TerminalTaskSampler
 
 _BUCKETS = {
     "ls": "ls",
@@ -39,8 +39,16 @@ _BUCKETS = {
     "sed": "sed",
     "head": "head/tail",
     "tail": "head/tail",
+    **dict.fromkeys(["for", "while", "until", "if", "case", "[", "[[", "test", "true", "false"],
+                    "control"),
+    **dict.fromkeys(["sort", "uniq", "cut", "tr", "awk", "seq", "paste", "diff", "nl", "rev",
+                     "expr", "bc", "let"], "text"),
+    **dict.fromkeys(["python3", "python"], "python"),
 }
-_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# leading variable assignments: NAME=value, NAME=$(...), NAME=$((...)), NAME="..." or NAME='...'
+_ASSIGNS = re.compile(
+    r"""^\s*(?:[A-Za-z_][A-Za-z0-9_]*=(?:\$\(\(.*?\)\)|\$\(.*?\)|"[^"]*"|'[^']*'|[^\s;&|]*)\s*)+"""
+)
 
 SYSTEM_PROMPT = f"""You simulate a Linux bash terminal in a sandbox: user `user`, home {HOME} (shown as `~`), no network.
 Each user message is one command line. Reply with what the terminal shows next: the output (stdout and
@@ -93,7 +101,8 @@ class TerminalDomain:
         return TerminalTaskSampler()
 
     def policies(self) -> dict[str, Any]:
-        """``{"scripted": ScriptedExpert, "random": RandomPolicy}`` (fresh, seed 0)."""
+        """``{"scripted": ScriptedExpert, "random": RandomPolicy, "llm": LLMPolicy}`` (fresh,
+        seed 0)."""
         return make_policies()
 
     def score(self, predicted: str, reference: Observation) -> float:
@@ -102,8 +111,18 @@ class TerminalDomain:
 
     def action_type(self, action: Action) -> str:
         """First command word bucketed: ``ls``, ``cat``, ``pwd``, ``cd``, ``mkdir/touch``,
-        ``rm/mv/cp``, ``echo``, ``wc``, ``grep``, ``find``, ``sed``, ``head/tail`` or ``other``."""
-        words = [w for w in action.text.split() if not _ASSIGN.match(w)]
+        ``rm/mv/cp``, ``echo``, ``wc``, ``grep``, ``find``, ``sed``, ``head/tail``,
+        ``control`` (``for``, ``while``, ``if``, ``case``, ``[``, ``test``, ``true``,
+        ``false``), ``text`` (``sort``, ``uniq``, ``cut``, ``tr``, ``awk``, ``seq``,
+        ``paste``, ``diff``, ``nl``, ``rev``, ``expr``, ``bc``, ``let``), ``python``,
+        ``assign`` (only variable assignments) or ``other``."""
+        text = action.text
+        match = _ASSIGNS.match(text)
+        if match:
+            text = text[match.end():].strip()
+            if not text or text[0] in ";&|":
+                return "assign"
+        words = text.split()
         first = words[0] if words else ""
         return _BUCKETS.get(first.split("/")[-1], "other")
 
@@ -151,6 +170,6 @@ class TerminalDomain:
                 else cgroup_support()
             ),
             "prompt": "user@sandbox:~/dir$  ([N] prefix after a non-zero exit)",
-            "tasks": "create, move, copy, delete, inspect, search, count, edit, navigate",
-            "policies": "scripted, random",
+            "tasks": ", ".join(KINDS),
+            "policies": "scripted, random, llm",
         }

@@ -15,6 +15,7 @@ from typing import Any
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.terminal.policy_base import SeededPolicy, quote, rel, steps_taken
 from agentworld.domains.terminal.prompt import HOME
+from agentworld.domains.terminal.session_expert import SessionExpertMixin
 
 
 class _Plan:
@@ -38,7 +39,7 @@ class _Plan:
         self.cwd = f"{HOME}/{path}" if path else HOME
 
 
-class ScriptedExpert(SeededPolicy):
+class ScriptedExpert(SessionExpertMixin, SeededPolicy):
     """Scripted expert policy (``name = "scripted"``).
 
     Args:

@@ -10,18 +10,22 @@ alternating actions and observations); it returns ``None`` to end.
 * ``scripted`` (:class:`ScriptedExpert`): looks around, solves the task,
   sometimes verifies; 2-7 steps.
 * ``random`` (:class:`RandomPolicy`): plausible random commands with some
-  mistakes; 4-12 steps.
+  mistakes, and session commands that make state and read it back; 4-12 steps.
+* ``llm`` (:class:`LLMPolicy`): a chat model behind any OpenAI-compatible
+  endpoint (``AGENTWORLD_LLM_BASE_URL``, ``AGENTWORLD_LLM_MODEL``); at most 12 steps.
 """
 
 from __future__ import annotations
 
 from agentworld.domains.terminal.expert import ScriptedExpert
+from agentworld.domains.terminal.llm_policy import LLMPolicy
 from agentworld.domains.terminal.random_policy import RandomPolicy
 
 
-def make_policies(seed: int = 0) -> dict[str, ScriptedExpert | RandomPolicy]:
-    """Fresh policies by name: ``{"scripted": ..., "random": ...}``."""
-    return {"scripted": ScriptedExpert(seed), "random": RandomPolicy(seed)}
+def make_policies(seed: int = 0) -> dict[str, ScriptedExpert | RandomPolicy | LLMPolicy]:
+    """Fresh policies by name: ``{"scripted": ..., "random": ..., "llm": ...}`` (the ``llm``
+    policy reads its endpoint from the environment and contacts it only when it acts)."""
+    return {"scripted": ScriptedExpert(seed), "random": RandomPolicy(seed), "llm": LLMPolicy(seed)}
 
 
-__all__ = ["RandomPolicy", "ScriptedExpert", "make_policies"]
+__all__ = ["LLMPolicy", "RandomPolicy", "ScriptedExpert", "make_policies"]

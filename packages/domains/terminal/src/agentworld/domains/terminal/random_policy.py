@@ -4,7 +4,10 @@ Most commands name files and directories that exist (from the task's set-up
 tree, updated with what the policy itself created, moved or deleted, and
 written relative to the current directory read from the last prompt); about
 one in eight is a mistake a person makes: a typo (``lss``), a missing file,
-an unknown option. Episodes last 4-12 steps (drawn per episode).
+an unknown option. About half the commands are session commands
+(:mod:`agentworld.domains.terminal.session_commands`): variables, control
+flow, pipelines, files written then read back, ``python3``, and their errors.
+Episodes last 4-12 steps (drawn per episode).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from agentworld.domains.terminal.policy_base import (
     steps_taken,
 )
 from agentworld.domains.terminal.prompt import HOME
+from agentworld.domains.terminal.session_commands import SessionCommandsMixin
 
 _TYPOS = [
     "lss",
@@ -56,7 +60,7 @@ _BAD_OPTIONS = [
 ]
 
 
-class RandomPolicy(SeededPolicy):
+class RandomPolicy(SessionCommandsMixin, SeededPolicy):
     """Random but realistic shell commands (``name = "random"``).
 
     Args:
@@ -73,6 +77,8 @@ class RandomPolicy(SeededPolicy):
         self._length = 0
         self.files: dict[str, str] = {}
         self.dirs: set[str] = set()
+        self.vars: dict[str, str] = {}
+        self.made: list[str] = []
 
     def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
         """A random command, or ``None`` once this episode's length is reached."""
@@ -82,11 +88,15 @@ class RandomPolicy(SeededPolicy):
             setup = task.setup if task else {}
             self.files = dict(setup.get("files") or {})
             self.dirs = set(setup.get("dirs") or [])
+            self.vars, self.made = {}, []
         if i >= self._length:
             return None
         cwd = current_cwd(history)
         if self.rng.random() < 0.12:
             return Action(text=self._mistake(cwd))
+        follow = self.follow_up(cwd)
+        if follow is not None:
+            return Action(text=follow)
         makers = self._makers()
         weights = [w for w, _ in makers]
         make = self.rng.choices([m for _, m in makers], weights=weights)[0]
@@ -123,6 +133,7 @@ class RandomPolicy(SeededPolicy):
             (2, self._create),
             (1.5, self._modify),
             (1, self._transform),
+            *self.session_makers(),
         ]
 
     def _mistake(self, cwd: str) -> str:

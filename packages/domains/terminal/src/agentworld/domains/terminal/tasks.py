@@ -6,7 +6,10 @@ instruction, and ``Task.check`` data (see :mod:`agentworld.domains.terminal.fs`)
 whose ``goal`` entry names the intended operation for scripted policies.
 
 Kinds: ``create``, ``move``, ``copy``, ``delete``, ``inspect``, ``search``,
-``count``, ``edit``, ``navigate``.
+``count``, ``edit``, ``navigate`` (:data:`FS_KINDS`), and the session kinds of
+:mod:`agentworld.domains.terminal.session_tasks` (state made during the episode,
+then read back): ``arith``, ``loop``, ``pipeline``, ``write_lines``, ``script``,
+``condition``, ``status``, ``compare``.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from typing import Any
 from agentworld.core.types import Task
 from agentworld.domains.terminal import vocab
 from agentworld.domains.terminal.prompt import HOME
+from agentworld.domains.terminal.session_tasks import SESSION_KINDS, SESSION_MAKERS
 
-KINDS = ("create", "move", "copy", "delete", "inspect", "search", "count", "edit", "navigate")
+FS_KINDS = ("create", "move", "copy", "delete", "inspect", "search", "count", "edit", "navigate")
+KINDS = FS_KINDS + SESSION_KINDS
 Tree = dict[str, Any]
 Made = tuple[str, dict[str, Any]]
 
@@ -218,6 +223,7 @@ _MAKERS: dict[str, Callable[[random.Random, Tree], Made]] = {
     "count": _count,
     "edit": _edit,
     "navigate": _navigate,
+    **SESSION_MAKERS,
 }
 
 

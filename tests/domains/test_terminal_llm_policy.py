@@ -1,0 +1,104 @@
+"""The ``llm`` collection policy against a real loopback HTTP server speaking the OpenAI Chat
+Completions API, driving real sandboxed bash."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from agentworld.core.collect import collect
+from agentworld.domains.terminal.domain import TerminalDomain
+from agentworld.domains.terminal.llm_policy import LLMPolicy, parse_command
+from agentworld.domains.terminal.sandbox import detect_sandbox
+
+try:
+    detect_sandbox()
+    HAVE_SANDBOX = True
+except RuntimeError:  # pragma: no cover - depends on the machine
+    HAVE_SANDBOX = False
+needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+
+SCRIPT = ["x=6", "echo $((x * 7))", "```bash\necho hi > a.txt\n```", "$ cat a.txt", "DONE"]
+
+
+@contextmanager
+def agent_server(api_key: str | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A chat server on 127.0.0.1 whose model answers ``SCRIPT[turn]`` (turn = number of
+    assistant messages in the request); yields ``(base_url, request bodies)``."""
+    seen: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            self._send(200, {"object": "list", "data": [{"id": "agent-1", "object": "model"}]})
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if api_key and self.headers.get("Authorization") != f"Bearer {api_key}":
+                self._send(401, {"error": {"message": "bad key"}})
+                return
+            seen.append(body)
+            turn = sum(m["role"] == "assistant" for m in body["messages"])
+            content = SCRIPT[turn] if turn < len(SCRIPT) else "DONE"
+            self._send(200, {"object": "chat.completion", "model": body["model"],
+                             "choices": [{"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": content}}]})
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_parse_command():
+    assert parse_command("ls -l\nthis lists files") == "ls -l"
+    assert parse_command("Sure:\n```bash\n$ cat a.txt\n```") == "cat a.txt"
+    assert parse_command("  DONE. ") is None and parse_command("") is None
+
+
+@needs_sandbox
+def test_llm_policy_collects_real_episodes(monkeypatch):
+    with agent_server() as (url, seen):
+        monkeypatch.setenv("AGENTWORLD_LLM_BASE_URL", url)
+        monkeypatch.delenv("AGENTWORLD_LLM_MODEL", raising=False)
+        episodes = collect(TerminalDomain(), 2, policies={"llm": 1.0}, seed=5, workers=1)
+    for episode in episodes:
+        assert episode.metadata["policy"] == "llm"
+        assert [s.action.text for s in episode.steps] == ["x=6", "echo $((x * 7))",
+                                                          "echo hi > a.txt", "cat a.txt"]
+        outputs = [TerminalDomain().output_text(s.observation) for s in episode.steps]
+        assert outputs == ["", "42\n", "", "hi\n"]
+    assert len(seen) == 2 * 5 and all(b["model"] == "agent-1" for b in seen)
+    # the request holds the task and everything the terminal showed so far
+    last = seen[4]["messages"]
+    assert last[0]["role"] == "system" and episodes[0].task.instruction in last[1]["content"]
+    assert [m["content"] for m in last if m["role"] == "user"][-1].startswith("hi\n")
+    assert seen[0]["seed"] != seen[1]["seed"]
+
+
+def test_llm_policy_errors_name_the_server():
+    with agent_server(api_key="s3cret") as (url, _):
+        with pytest.raises(RuntimeError, match="answered 401"):
+            LLMPolicy(base_url=url, model="m").act(None, [])
+        assert LLMPolicy(base_url=url, model="m", api_key="s3cret").act(None, []).text == "x=6"
+    with pytest.raises(RuntimeError, match=r"cannot reach http://127\.0\.0\.1:9/v1/models"):
+        LLMPolicy(base_url="http://127.0.0.1:9/v1", timeout_s=5).act(None, [])
