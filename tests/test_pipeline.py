@@ -9,6 +9,7 @@ from rich.console import Console
 from agentworld.core.config import parse_config
 from agentworld.core.io import read_episodes
 from agentworld.core.pipeline import run_pipeline
+from agentworld.core.types import Action
 from agentworld.domains.terminal.domain import TerminalDomain
 
 PIPELINE = """
@@ -20,7 +21,7 @@ domain = "terminal"
 [collect]
 episodes = 12
 workers = 2
-
+{ood}
 [cpt]
 trainer = "cpt"
 model = "tiny-test"
@@ -51,13 +52,19 @@ max_new_tokens = 24
 
 def test_pipeline_collect_to_simulate(tmp_path):
     run_dir = tmp_path / "run"
-    config = parse_config(PIPELINE.format(dir=run_dir))
+    ood = 'ood_commands = ["pwd"]\n'
+    config = parse_config(PIPELINE.format(dir=run_dir, ood=ood).replace(
+        "num_beams = 2", "num_beams = 2\nood_max_transitions = 5"))
     console = Console(file=open(tmp_path / "console.txt", "w"), width=160)
     state = run_pipeline(config, console)
 
     train = read_episodes(str(run_dir / "episodes/train.jsonl"))
     heldout = read_episodes(str(run_dir / "episodes/heldout.jsonl"))
-    assert len(train) + len(heldout) == 12 and heldout
+    ood = read_episodes(str(run_dir / "episodes/ood.jsonl"))
+    assert len(train) + len(heldout) + len(ood) == 12 and heldout and ood
+    # the held-out command family never reaches a training split
+    assert all("pwd" not in domain_words(s.action.text) for e in train + heldout for s in e.steps)
+    assert all(any("pwd" in domain_words(s.action.text) for s in e.steps) for e in ood)
     assert {e.metadata["policy"] for e in train + heldout} <= {"scripted", "random"}
     assert state.checkpoint == str(run_dir / "checkpoints/sft")
     assert (run_dir / "checkpoints/sft/config.json").exists()
@@ -77,6 +84,10 @@ def test_pipeline_collect_to_simulate(tmp_path):
     assert abs(metrics["overall"]["copy-previous"]["exact_match"]["mean"] - copied) < 1e-9
     report = (run_dir / "report.md").read_text()
     assert "copy-previous" in report and "exact_match" in report
+    ood_n = min(5, sum(len(e.steps) for e in ood))
+    assert metrics["splits"]["out-of-distribution"]["transitions"] == ood_n
+    assert set(metrics["by_split"]["empty"]) == {"in-distribution", "out-of-distribution"}
+    assert "## In distribution vs out of distribution (exact_match)" in report
     # written again at the end: every stage's timing, as in run.json
     assert set(metrics["extra"]["timings_s"]) == {"collect", "cpt", "sft", "eval", "simulate", "total"}
     assert "simulate" in report.split("timings_s")[1]
@@ -93,10 +104,14 @@ def test_pipeline_collect_to_simulate(tmp_path):
     assert run["facts"]["sft"]["parameters"] == sum(p.numel() for p in model.parameters())
 
 
+def domain_words(text: str) -> set[str]:
+    return TerminalDomain().command_families(Action(text=text))
+
+
 def test_cli_run_pipeline_file_and_eval(tmp_path):
     run_dir = tmp_path / "r"
     pipeline = tmp_path / "p.toml"
-    text = PIPELINE.format(dir=run_dir).split("[eval]")[0]
+    text = PIPELINE.format(dir=run_dir, ood="").split("[eval]")[0]
     pipeline.write_text(text)
     cmd = [sys.executable, "-c", "from agentworld.core.cli import main; main()"]
     done = subprocess.run([*cmd, "run", str(pipeline)], capture_output=True, text=True, timeout=300)
@@ -128,7 +143,7 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
     # bad input gets a one-line error, not a traceback
     done = subprocess.run([*cmd, "collect", "--episodes", "1", "--policy", "greedy=1", "--out",
                            str(tmp_path / "x.jsonl")], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "no policy ['greedy']; valid: ['random', 'scripted']" in done.stdout
+    assert done.returncode == 2 and "no policy ['greedy']; valid: ['llm', 'random'," in done.stdout
     done = subprocess.run([*cmd, "eval", "--data", str(run_dir / "episodes/heldout.jsonl"), "--model",
                            str(tmp_path / "no" / "such"), "--out", str(tmp_path / "e3")],
                           capture_output=True, text=True, timeout=120)

@@ -235,15 +235,22 @@ def eval_cmd(
         help="Judge model name (default: the endpoint's first).")] = None,
     judge_fallback: Annotated[float | None, typer.Option(
         min=0.0, max=1.0, help="Score in [0, 1] for a judge answer without scores (default: stop with an error).")] = None,
+    ood_data: Annotated[str | None, typer.Option(
+        help="Out-of-distribution episodes (JSONL URL), scored beside --data; default: ood.jsonl "
+             "next to --data when it exists (the collect stage writes it there).")] = None,
+    ood_max_transitions: Annotated[int, typer.Option(
+        min=0, help="Out-of-distribution transitions evaluated at most.")] = 200,
 ) -> None:
-    """Measure next-observation fidelity of a world model against the baselines."""
+    """Measure next-observation fidelity of a world model against the baselines: in distribution,
+    out of distribution and on in-episode consistency."""
     from agentworld.core.config import EvalConfig
     from agentworld.core.pipeline import RunState, run_eval
 
     state = RunState(dir=out.rstrip("/"), seed=0, domain=_domain_for(model, domain), checkpoint=model,
-                     heldout_url=data)
+                     heldout_url=data, ood_url=ood_data or "")
     cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions,
-                     max_new_tokens=max_new_tokens, num_beams=num_beams)
+                     max_new_tokens=max_new_tokens, num_beams=num_beams,
+                     ood_max_transitions=ood_max_transitions)
     if judge_base_url:
         cfg.rewards.append("llm_judge")
         options = {"base_url": judge_base_url, "model": judge_model, "fallback": judge_fallback}

@@ -45,6 +45,10 @@ class CollectConfig(BaseModel):
     max_steps: int = Field(12, ge=1)
     heldout_fraction: float = Field(0.2, gt=0, lt=1)
     workers: int = Field(2, ge=1)
+    # Out-of-distribution hold-out (agentworld.core.holdout): episodes of these task kinds, or
+    # running any of these command families, go to episodes/ood.jsonl, never to a training split.
+    ood_task_kinds: list[str] = Field(default_factory=list)
+    ood_commands: list[str] = Field(default_factory=list)
 
 
 class TrainStageConfig(BaseModel):
@@ -74,6 +78,7 @@ class EvalConfig(BaseModel):
     # reward name -> options of its factory, e.g. {"llm_judge": {"base_url": ..., "model": ...}}
     reward_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     max_transitions: int = Field(400, ge=1)
+    ood_max_transitions: int = Field(200, ge=0)  # from episodes/ood.jsonl when it exists
     batch_size: int = Field(32, ge=1)
     max_new_tokens: int = Field(256, ge=1)
     num_beams: int = Field(1, ge=1)  # > 1: beam search (hf backend), else greedy

@@ -8,6 +8,15 @@ aggregated overall, per action type, per turn index, per collecting policy
 (``episode.metadata["policy"]``: an expert's transitions are not a random policy's) and
 on the subset whose real *output* is non-empty, each with a 95% confidence interval.
 
+Transitions carry a ``split``: :data:`IN_DISTRIBUTION` (the held-out episodes of the
+training distribution) or :data:`OUT_OF_DISTRIBUTION` (episodes of task and command families
+no training split saw, :mod:`agentworld.core.holdout`). The overall, per-type, per-turn and
+per-policy aggregates are over the in-distribution split (all transitions when there is
+none); ``by_split*`` hold each split's aggregates side by side. Transitions whose real output
+depends on what earlier steps of the same episode wrote (the domain's
+``consistency_turns(episode)`` hook) form the *in-episode consistency* subset
+(``consistency``, ``by_split_consistency``).
+
 Rewards receive the parsed observation (``None`` when malformed) as the
 prediction, the real observation text as the reference, and a context dict
 ``{"raw", "domain", "reference", "action", "turn", "episode_id"}``.
@@ -32,6 +41,8 @@ from pydantic import BaseModel, Field
 
 Z95 = 1.959963984540054
 NO_ACTION_TYPE = "other"
+IN_DISTRIBUTION = "in-distribution"
+OUT_OF_DISTRIBUTION = "out-of-distribution"
 
 
 class Transition(BaseModel):
@@ -48,6 +59,9 @@ class Transition(BaseModel):
         output_nonempty: Whether the real output is non-empty (see :func:`output_text`).
         policy: The policy that collected the episode (``episode.metadata["policy"]``), or
             ``None`` when the episode does not say.
+        split: :data:`IN_DISTRIBUTION` or :data:`OUT_OF_DISTRIBUTION`.
+        consistency: Whether the real output depends on what earlier steps of the same
+            episode wrote (the domain's ``consistency_turns`` hook; ``False`` without one).
     """
 
     episode_id: str
@@ -58,6 +72,8 @@ class Transition(BaseModel):
     action_type: str
     output_nonempty: bool
     policy: str | None = None
+    split: str = IN_DISTRIBUTION
+    consistency: bool = False
 
 
 class MetricStat(BaseModel):
@@ -80,6 +96,8 @@ class EvalRow(BaseModel):
     action_type: str
     output_nonempty: bool
     policy: str | None = None
+    split: str = IN_DISTRIBUTION
+    consistency: bool = False
     reference: str
     prediction: str | None
     raw: str
@@ -93,7 +111,12 @@ class EvalResult(BaseModel):
     ``[model][turn][metric]`` and ``[model][policy][metric]`` (``by_policy`` over all
     transitions, ``by_policy_nonempty`` over those with non-empty real output; empty when no
     episode names its policy). ``models[0]`` is the primary model (the report compares it
-    with the others).
+    with the others). These and ``num_*`` cover the in-distribution split (everything when no
+    transition is in it). ``splits`` counts ``{"episodes", "transitions", "nonempty",
+    "consistency"}`` per split; ``by_split*`` are keyed ``[model][split][metric]``
+    (``by_split_action_type_nonempty``: ``[model][split][action_type][metric]``, non-empty real
+    output only); ``consistency`` is ``[model][metric]`` over the consistency transitions of
+    every split.
     """
 
     models: list[str]
@@ -109,6 +132,15 @@ class EvalResult(BaseModel):
     by_turn: dict[str, dict[int, dict[str, MetricStat]]]
     by_policy: dict[str, dict[str, dict[str, MetricStat]]] = Field(default_factory=dict)
     by_policy_nonempty: dict[str, dict[str, dict[str, MetricStat]]] = Field(default_factory=dict)
+    splits: dict[str, dict[str, int]] = Field(default_factory=dict)
+    by_split: dict[str, dict[str, dict[str, MetricStat]]] = Field(default_factory=dict)
+    by_split_nonempty: dict[str, dict[str, dict[str, MetricStat]]] = Field(default_factory=dict)
+    by_split_consistency: dict[str, dict[str, dict[str, MetricStat]]] = Field(default_factory=dict)
+    by_split_action_type_nonempty: dict[str, dict[str, dict[str, dict[str, MetricStat]]]] = Field(
+        default_factory=dict
+    )
+    consistency: dict[str, dict[str, MetricStat]] = Field(default_factory=dict)
+    num_consistency: int = 0
     rows: list[EvalRow] = Field(default_factory=list)
 
 
@@ -128,16 +160,22 @@ def _action_type(action: Action, domain: Any) -> str:
     return action.name or NO_ACTION_TYPE
 
 
-def transitions(episodes: Iterable[Episode], domain: Any = None) -> list[Transition]:
+def transitions(
+    episodes: Iterable[Episode], domain: Any = None, split: str = IN_DISTRIBUTION
+) -> list[Transition]:
     """One :class:`Transition` per step of each episode, in episode then turn order.
 
     Args:
         episodes: Real episodes.
         domain: Optional :class:`~agentworld.core.protocols.Domain` for action
-            types and (optionally) ``output_text``.
+            types and (optionally) ``output_text`` and ``consistency_turns``.
+        split: The split the episodes belong to (:data:`IN_DISTRIBUTION` or
+            :data:`OUT_OF_DISTRIBUTION`).
     """
     out = []
+    hook = getattr(domain, "consistency_turns", None)
     for episode in episodes:
+        dependent = set(hook(episode)) if callable(hook) else set()
         for turn, step in enumerate(episode.steps):
             messages, _ = sft_pair(episode, turn)
             out.append(
@@ -150,6 +188,8 @@ def transitions(episodes: Iterable[Episode], domain: Any = None) -> list[Transit
                     action_type=_action_type(step.action, domain),
                     output_nonempty=bool(output_text(step.observation, domain).strip()),
                     policy=episode.metadata.get("policy"),
+                    split=split,
+                    consistency=turn in dependent,
                 )
             )
     return out
@@ -225,6 +265,8 @@ def _run_batch(
             action_type=t.action_type,
             output_nonempty=t.output_nonempty,
             policy=t.policy,
+            split=t.split,
+            consistency=t.consistency,
             reference=t.reference.text,
             prediction=p.observation,
             raw=p.text,
@@ -302,8 +344,23 @@ def _result(
                 groups[key(r)].append(r)
         return {k: _aggregate(v, metrics) for k, v in sorted(groups.items())}
 
+    main_rows = [t for t in items if t.split == IN_DISTRIBUTION]
+    main_items = main_rows or list(items)
+    in_main = {(t.episode_id, t.turn, t.split) for t in main_items}
+    by_split, by_split_ne, by_split_cons, by_split_type, consistency = {}, {}, {}, {}, {}
     for name in models:
-        mine = by_model[name]
+        everything = by_model[name]
+        by_split[name] = grouped(everything, lambda r: r.split)
+        by_split_ne[name] = grouped([r for r in everything if r.output_nonempty], lambda r: r.split)
+        by_split_cons[name] = grouped([r for r in everything if r.consistency], lambda r: r.split)
+        by_split_type[name] = {
+            split: grouped([r for r in everything if r.split == split and r.output_nonempty],
+                           lambda r: r.action_type)
+            for split in sorted({r.split for r in everything})
+        }
+        dependent = [r for r in everything if r.consistency]
+        consistency[name] = _aggregate(dependent, metrics) if dependent else {}
+        mine = [r for r in everything if (r.episode_id, r.turn, r.split) in in_main]
         overall[name] = _aggregate(mine, metrics)
         subset = [r for r in mine if r.output_nonempty]
         nonempty[name] = _aggregate(subset, metrics) if subset else {}
@@ -315,9 +372,25 @@ def _result(
         models=models,
         metrics=metrics,
         main_metric=main,
-        num_episodes=len({t.episode_id for t in items}),
-        num_transitions=len(items),
-        num_nonempty=sum(t.output_nonempty for t in items),
+        num_episodes=len({t.episode_id for t in main_items}),
+        num_transitions=len(main_items),
+        num_nonempty=sum(t.output_nonempty for t in main_items),
+        splits={
+            split: {
+                "episodes": len({t.episode_id for t in group}),
+                "transitions": len(group),
+                "nonempty": sum(t.output_nonempty for t in group),
+                "consistency": sum(t.consistency for t in group),
+            }
+            for split in sorted({t.split for t in items})
+            for group in [[t for t in items if t.split == split]]
+        },
+        by_split=by_split,
+        by_split_nonempty=by_split_ne,
+        by_split_consistency=by_split_cons,
+        by_split_action_type_nonempty=by_split_type,
+        consistency=consistency,
+        num_consistency=sum(t.consistency for t in items),
         overall=overall,
         nonempty=nonempty,
         by_action_type=by_type,

@@ -5,6 +5,7 @@ backend, rewards) through :mod:`agentworld.core.plugins`; this module
 imports no plugin package. Outputs of a run directory::
 
     episodes/train.jsonl, episodes/heldout.jsonl   real episodes (JSONL)
+    episodes/ood.jsonl                             held-out task/command families (never trained on)
     checkpoints/<stage>/                           Hugging Face checkpoints
     metrics.json, report.md, fidelity.png          evaluation report
     replay.md                                      real vs simulated replays
@@ -41,6 +42,7 @@ class RunState:
     checkpoint: str | None = None
     train_url: str = ""
     heldout_url: str = ""
+    ood_url: str = ""
     timings_s: dict[str, float] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)
     # The eval stage's result: the report is written again at the end with every stage's timing.
@@ -49,6 +51,8 @@ class RunState:
     def __post_init__(self) -> None:
         self.train_url = self.train_url or f"{self.dir}/episodes/train.jsonl"
         self.heldout_url = self.heldout_url or f"{self.dir}/episodes/heldout.jsonl"
+        if not self.ood_url:  # beside the held-out file, as the collect stage writes it
+            self.ood_url = self.heldout_url.rsplit("/", 1)[0] + "/ood.jsonl"
 
     def report_facts(self) -> dict[str, Any]:
         """What ``report.md`` and ``metrics.json`` list atop the scores: facts and timings (s)."""
@@ -75,12 +79,20 @@ def collect_with_progress(domain_name: str, n: int, console: Console, **options:
 
 
 def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
-    """Collect real episodes and write the train / held-out split."""
+    """Collect real episodes; write the out-of-distribution episodes (held-out task and command
+    families, :mod:`agentworld.core.holdout`) and the train / held-out split of the rest."""
+    from agentworld.core.holdout import check_task_kinds, split_out_of_distribution
+
+    domain = plugins.get_domain(state.domain)
+    check_task_kinds(cfg.ood_task_kinds, domain.tasks())
     episodes = collect_with_progress(state.domain, cfg.episodes, console, policies=cfg.policies,
                                      seed=state.seed, max_steps=cfg.max_steps, workers=cfg.workers)
-    train, heldout = split(episodes, cfg.heldout_fraction, state.seed)
+    inside, ood = split_out_of_distribution(episodes, cfg.ood_task_kinds, cfg.ood_commands, domain)
+    train, heldout = split(inside, cfg.heldout_fraction, state.seed)
     write_episodes(state.train_url, train)
     write_episodes(state.heldout_url, heldout)
+    if cfg.ood_task_kinds or cfg.ood_commands:
+        write_episodes(state.ood_url, ood)
     state.facts["collect"] = {
         "episodes": len(episodes),
         "train_episodes": len(train), "heldout_episodes": len(heldout),
@@ -88,7 +100,14 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
         "heldout_transitions": sum(len(e.steps) for e in heldout),
         "policies": cfg.policies,
     }
-    console.print(f"collected {len(episodes)} episodes -> {state.train_url}, {state.heldout_url}")
+    if cfg.ood_task_kinds or cfg.ood_commands:
+        state.facts["collect"] |= {
+            "ood_episodes": len(ood), "ood_transitions": sum(len(e.steps) for e in ood),
+            "ood_task_kinds": cfg.ood_task_kinds, "ood_commands": cfg.ood_commands,
+        }
+    console.print(f"collected {len(episodes)} episodes -> {state.train_url}, {state.heldout_url}"
+                  + (f", {state.ood_url} ({len(ood)} out of distribution)"
+                     if cfg.ood_task_kinds or cfg.ood_commands else ""))
 
 
 def run_train(stage: str, cfg: TrainStageConfig, state: RunState, console: Console) -> str:
@@ -141,12 +160,18 @@ def _model_path(cfg: EvalConfig | SimulateConfig, state: RunState) -> str:
 
 
 def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, str]:
-    """Score the model and the baselines on held-out real transitions; write the report."""
-    from agentworld.core.evaluate import evaluate, transitions
+    """Score the model and the baselines on held-out real transitions (in distribution, and out
+    of distribution when ``state.ood_url`` exists); write the report."""
+    from agentworld.core.evaluate import OUT_OF_DISTRIBUTION, evaluate, transitions
     from agentworld.core.report import write_report
 
     domain = _optional_domain(state.domain)
     items = transitions(_episodes(state.heldout_url), domain=domain)[: cfg.max_transitions]
+    ood_items = []
+    if cfg.ood_max_transitions and _exists(state.ood_url):
+        ood_items = transitions(_episodes(state.ood_url), domain=domain,
+                                split=OUT_OF_DISTRIBUTION)[: cfg.ood_max_transitions]
+    items += ood_items
     model_path = _model_path(cfg, state)
     models = {"model": plugins.get_sim_backend(cfg.backend).load(
         model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens,
@@ -161,12 +186,21 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
                           progress=lambda done, total: bar.update(task, completed=done, total=total))
     decoding = f"beam search, {cfg.num_beams} beams" if cfg.num_beams > 1 else "greedy"
     scored_as = state.domain if domain is not None else f"{state.domain} (not installed: no domain scorer)"
-    state.facts["eval"] = {"model": model_path, "domain": scored_as, "transitions": len(items),
-                           "decoding": decoding}
+    state.facts["eval"] = {"model": model_path, "domain": scored_as,
+                           "transitions": len(items) - len(ood_items), "decoding": decoding}
+    if ood_items:
+        state.facts["eval"]["ood_transitions"] = len(ood_items)
     state.eval_result = result
     paths = write_report(result, state.dir, extra=state.report_facts())
     _print_overall(result, console)
     return paths
+
+
+def _exists(url: str) -> bool:
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url)
+    return bool(fs.exists(path))
 
 
 def decoding_options(num_beams: int) -> dict[str, Any]:
@@ -196,6 +230,28 @@ def _print_overall(result: Any, console: Console) -> None:
         for model, per_metric in table_data.items():
             table.add_row(model, *(f"{per_metric[m].mean:.3f}" for m in result.metrics))
         console.print(table)
+    if len(result.splits) > 1 or result.num_consistency:
+        _print_splits(result, console)
+
+
+def _print_splits(result: Any, console: Console) -> None:
+    """Print exact match (else the main metric) per split side by side, with the in-episode
+    consistency subset of each split."""
+    metric = "exact_match" if "exact_match" in result.metrics else result.main_metric
+    table = Table(title=f"{metric} by split (in-episode consistency: output depends on earlier steps)")
+    table.add_column("subset")
+    table.add_column("n", justify="right")
+    for model in result.models:
+        table.add_column(model, justify="right")
+    for split, sizes in result.splits.items():
+        for label, groups, n in ((split, result.by_split, sizes["transitions"]),
+                                 (f"{split}, non-empty", result.by_split_nonempty, sizes["nonempty"]),
+                                 (f"{split}, consistency", result.by_split_consistency,
+                                  sizes["consistency"])):
+            if n:
+                table.add_row(label, str(n), *(f"{groups[m][split][metric].mean:.3f}"
+                                               for m in result.models))
+    console.print(table)
 
 
 def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:

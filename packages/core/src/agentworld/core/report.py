@@ -6,8 +6,9 @@
   rows) plus ``extra`` run facts;
 * ``predictions.jsonl`` - one :class:`~agentworld.core.evaluate.EvalRow` per
   (model, transition);
-* ``report.md`` - markdown tables (overall, non-empty-output subset, per
-  action type, per collecting policy, per turn index) and example predictions vs references;
+* ``report.md`` - markdown tables (overall, non-empty-output subset, in- vs
+  out-of-distribution and in-episode consistency side by side, per action type, per
+  collecting policy, per turn index) and example predictions vs references;
 * ``fidelity.png`` - bars by metric per model, and the main metric by turn.
 
 Every file is written atomically (temporary sibling, then rename).
@@ -112,6 +113,46 @@ def _bullet(key: str, value: Any) -> list[str]:
     return lines
 
 
+def _split_section(result: EvalResult) -> list[str]:
+    """Exact match (else the main metric) per split: all steps, non-empty real output, and the
+    in-episode consistency subset; then the out-of-distribution non-empty steps by action type."""
+    if len(result.splits) < 2 and not result.num_consistency:
+        return []
+    metric = "exact_match" if "exact_match" in result.metrics else result.main_metric
+    lines = [
+        f"## In distribution vs out of distribution ({metric})",
+        "",
+        "Out of distribution: held-out task and command families no training split saw. "
+        "In-episode consistency: steps whose real output depends on what earlier steps of the "
+        "same episode wrote (files, variables).",
+        "",
+    ]
+    rows = []
+    for split, sizes in result.splits.items():
+        for label, groups, n in (
+            ("all steps", result.by_split, sizes["transitions"]),
+            ("non-empty real output", result.by_split_nonempty, sizes["nonempty"]),
+            ("in-episode consistency", result.by_split_consistency, sizes["consistency"]),
+        ):
+            if n:
+                rows.append([split, label, str(n)] + [
+                    _cell(groups.get(m, {}).get(split, {}).get(metric)) for m in result.models])
+    lines += _table(["split", "subset", "n", *result.models], rows)
+    by_type = result.by_split_action_type_nonempty.get(result.models[0], {})
+    for split in sorted(by_type):
+        if split == "in-distribution":
+            continue
+        lines += [f"### {split}, non-empty real output, by action type ({metric})", ""]
+        rows = [
+            [t, str(by_type[split][t][metric].n)]
+            + [_cell(result.by_split_action_type_nonempty.get(m, {}).get(split, {}).get(t, {})
+                     .get(metric), ci=False) for m in result.models]
+            for t in sorted(by_type[split])
+        ]
+        lines += _table(["action type", "n", *result.models], rows)
+    return lines
+
+
 def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> str:
     """The markdown report text (see the module docstring for its sections)."""
     main = result.main_metric
@@ -137,6 +178,7 @@ def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> 
         lines += _metric_table(result, result.nonempty)
     else:
         lines += ["_(no step has a non-empty real output)_", ""]
+    lines += _split_section(result)
     lines += [f"## By action type ({main})", ""]
     types = sorted({t for name in result.models for t in result.by_action_type[name]})
     first = result.by_action_type[result.models[0]]

