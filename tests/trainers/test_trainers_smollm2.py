@@ -125,3 +125,26 @@ def test_sft_with_reasoning_on_smollm2_under_accelerate_launch(smollm2, corpus, 
     assert json.loads((out / "config.json").read_text())["vocab_size"] == 49_152
     rendered = (out / "chat_template.jinja").read_text()
     assert rendered == (smollm2 / "chat_template.jinja").read_text()
+
+
+def test_smollm2_by_name_full_fine_tuning_offline(smollm2, corpus, tmp_path, monkeypatch):
+    """``model = "smollm2"`` names the base prepared in the cache; full fine-tuning (no LoRA)
+    takes optimizer steps offline and saves a full checkpoint."""
+    import huggingface_hub.constants
+
+    from agentworld.trainers.sft import SftTrainer
+
+    cache = tmp_path / "cache"
+    (cache / "bases").mkdir(parents=True)
+    (cache / "bases" / "smollm2").symlink_to(smollm2)  # as ensure_base() leaves it
+    monkeypatch.setenv("AGENTWORLD_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    out = tmp_path / "full"
+    SftTrainer().train(corpus[:2], {"model": "smollm2", "output_dir": str(out), "max_steps": 2,
+                                    "batch_size": 1, "max_seq_len": 256, "warmup_steps": 0,
+                                    "lr": 1e-5, "num_threads": 2})
+    log = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    assert log and all(math.isfinite(r["loss"]) and r["loss"] < 4.0 for r in log), log
+    assert not (out / "adapter").exists()
+    assert json.loads((out / "config.json").read_text())["num_hidden_layers"] == 30
