@@ -58,11 +58,12 @@ def test_observation_format_and_state(env):
     assert isinstance(env, Environment)
     obs, info = env.reset(seed=0)
     assert obs.text == "user@sandbox:~$ "
-    assert obs.state == {"cwd": "/home/agent", "exit_code": 0, "files": {}}
-    assert info["sandbox"] == env.sandbox
+    assert obs.state == {"cwd": "/home/agent", "exit_code": 0}  # the file tree is privileged
+    assert env.privileged_state() == {"cwd": "/home/agent", "exit_code": 0, "files": {}}
+    assert info["sandbox"] == env.sandbox and "root" not in info
     obs, _ = run(env, "mkdir a && ls")
     assert obs.text == "a\nuser@sandbox:~$ "
-    assert obs.state["files"] == {"a": "<dir>"}
+    assert env.privileged_state()["files"] == {"a": "<dir>"}
     obs, _ = run(env, "cd a")
     assert obs.text == "user@sandbox:~/a$ "
     obs, _ = run(env, "pwd")
@@ -322,8 +323,8 @@ def test_huge_output_is_truncated(env):
 
 def test_root_is_removed_at_close():
     env = TerminalEnv()
-    _, info = env.reset()
-    root = info["root"]
+    env.reset()
+    root = env.root  # the host path: an attribute, never in what the agent gets
     assert os.path.isdir(root)
     run(env, "mkdir -p x/y && chmod 000 x")
     env.close()

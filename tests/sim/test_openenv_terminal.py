@@ -48,6 +48,7 @@ def test_openenv_client_runs_a_real_terminal_episode(server: ServerThread) -> No
         assert result.metadata["exit_code"] == 0
         assert result.observation["metadata"] == result.metadata  # OpenEnv repeats it
         assert "state" not in result.metadata  # the file-state snapshot stays on the server
+        assert "agentworld-ep-" not in json.dumps(result.observation)  # no host path
         assert (result.reward, result.done) == (0.0, False)
         result = env.step({"text": "ls nothere"})
         assert result.observation["text"].startswith("ls: cannot access 'nothere'")

@@ -28,20 +28,38 @@ def assign_policies(n: int, mix: dict[str, float], seed: int) -> list[str]:
     return names
 
 
+def recorded(env: Any, observation: Any) -> Observation:
+    """The observation to record: ``observation`` (an :class:`Observation`, or the text a
+    Gymnasium-style env returns, e.g. :class:`~agentworld.core.types.ObservationText`) with
+    the env's privileged state (``env.privileged_state()`` when it has one and it is not
+    ``None``: the state the agent is not shown, such as a file-tree snapshot), else its own."""
+    privileged = getattr(env, "privileged_state", None)
+    state = privileged() if callable(privileged) else None
+    if type(observation) is Observation:
+        return observation if state is None else observation.model_copy(update={"state": state})
+    text = getattr(observation, "text", observation)
+    if state is None:
+        state = getattr(observation, "state", None)
+    return Observation(text=str(text), state=state)
+
+
 def run_episode(
     domain: Domain, env: Any, task: Task | None, policy: Any, *, seed: int, max_steps: int
 ) -> Episode:
-    """Roll out ``policy`` in a real ``env`` for at most ``max_steps`` steps and return the episode."""
+    """Roll out ``policy`` in a real ``env`` for at most ``max_steps`` steps and return the episode.
+
+    Observations are recorded with the env's privileged state (:func:`recorded`)."""
     if hasattr(policy, "reset"):
         policy.reset(seed)
     observation, _ = env.reset(seed=seed, options={"task": task} if task else None)
-    history: list[Observation | Action] = [observation]
+    history: list[Observation | Action] = [recorded(env, observation)]
     steps: list[Step] = []
     for _ in range(max_steps):
         action = policy.act(task, history)
         if action is None:
             break
         observation, reward, terminated, truncated, info = env.step(action)
+        observation = recorded(env, observation)
         steps.append(
             Step(
                 action=action,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Action(BaseModel):
@@ -44,6 +44,52 @@ class Observation(BaseModel):
 
     text: str
     state: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        """An :class:`ObservationText` (what real environments return) validates as its text
+        and public state."""
+        if isinstance(value, ObservationText):
+            return {"text": value.text, "state": value.state}
+        return value
+
+
+class ObservationText(str):
+    """An observation as a real environment returns it: a ``str`` (what Gymnasium's
+    ``spaces.Text`` holds and the agent sees) that also carries ``state``, the structured state
+    the agent may see (for the terminal: ``cwd`` and ``exit_code``, both shown in the prompt).
+
+    Privileged state (e.g. a file-tree snapshot) is never in it: real environments give that
+    through ``privileged_state()``, for collection and scoring. Compares, hashes and
+    serialises as the plain text. It has :class:`Observation`'s ``text`` and ``state``, so
+    code that reads those takes either (tell observations from actions in a history by
+    ``isinstance(item, Action)``), and pydantic fields of type ``Observation`` accept it
+    (converted to a real :class:`Observation`).
+
+    Args:
+        text: The observation text.
+        state: Public structured state, or ``None``.
+    """
+
+    state: dict[str, Any] | None
+
+    def __new__(cls, text: str, state: dict[str, Any] | None = None) -> ObservationText:
+        obj = super().__new__(cls, text)
+        obj.state = state
+        return obj
+
+    @property
+    def text(self) -> str:
+        """The observation as a plain ``str``."""
+        return str.__str__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ObservationText, (self.text, self.state))
+
+    def to_observation(self, state: dict[str, Any] | None = None) -> Observation:
+        """An :class:`Observation` of this text with ``state`` (default: the public state)."""
+        return Observation(text=self.text, state=self.state if state is None else state)
 
 
 class Step(BaseModel):

@@ -5,13 +5,17 @@
 batched step) and the backends ``hf`` (``HFBackend``, ``HFWorldModel``),
 ``openai`` (``OpenAIBackend``, ``OpenAIWorldModel``) and ``vllm`` (``VLLMBackend``,
 ``VLLMWorldModel``). Every name is imported on first access, so loading the
-plugin (``agentworld.sim.plugin``) imports neither Gymnasium nor torch.
+plugin (``agentworld.sim.plugin``) does not import torch. Importing the package registers
+``agentworld/sim-v0`` with Gymnasium (:mod:`agentworld.sim.registration`):
+``gymnasium.make("agentworld/sim-v0", checkpoint=DIR)``.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 from typing import Any
+
+from agentworld.sim.registration import register_envs
 
 _LAZY = {
     "SimEnv": "agentworld.sim.env",
@@ -26,6 +30,8 @@ _LAZY = {
 }
 
 __all__ = list(_LAZY)
+
+register_envs()
 
 
 def __getattr__(name: str) -> Any:

@@ -99,10 +99,16 @@ class SimEnv(gym.Env[str, str]):
         """Start a new episode: ``(initial observation, info)``.
 
         ``options`` may override ``task``, ``initial_observation`` and ``system_prompt``.
+        Without a task (none given here or to the constructor), a ``domain`` with a task
+        sampler draws one with a seed from the environment's generator, as
+        :class:`~agentworld.sim.SimVectorEnv` does: ``reset(seed=s)`` picks the same task
+        for the same ``s`` (the task a real environment with the domain's sampler picks).
         """
         super().reset(seed=seed)
         options = options or {}
         task = options.get("task", self.task)
+        if task is None and "task" not in options:
+            task = self._draw_task()
         observation = options.get("initial_observation", self.initial_observation)
         if observation is None:
             resettable = isinstance(self.domain, ResettableDomain)
@@ -116,6 +122,12 @@ class SimEnv(gym.Env[str, str]):
         self._steps, self._done, self._task = 0, False, task
         self._transcript = [self.simulator.messages(self.episode_id)[0]["content"]]
         return observation, {"episode_id": self.episode_id, "task_id": task.id if task else None}
+
+    def _draw_task(self) -> Task | None:
+        sampler = getattr(self.domain, "tasks", None)
+        if not callable(sampler):
+            return None
+        return sampler().sample(1, seed=int(self.np_random.integers(2**31)))[0]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One simulated transition: ``(observation, reward, terminated, truncated, info)``.

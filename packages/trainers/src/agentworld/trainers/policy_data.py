@@ -19,6 +19,7 @@ boundaries into windows that each restart with the system message.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from transformers import PreTrainedTokenizerBase
 
@@ -57,14 +58,18 @@ def history_messages(
         ValueError: ``history`` does not alternate observation/action starting and ending
             with an observation.
     """
-    kinds = [Observation if i % 2 == 0 else Action for i in range(len(history))]
-    if len(history) % 2 == 0 or not all(isinstance(h, k) for h, k in zip(history, kinds)):
+    def fits(i: int, item: Any) -> bool:  # an observation has a str ``text`` (or is a str)
+        if i % 2:
+            return isinstance(item, Action)
+        return not isinstance(item, Action) and isinstance(getattr(item, "text", item), str)
+
+    if len(history) % 2 == 0 or not all(fits(i, h) for i, h in enumerate(history)):
         got = [type(h).__name__ for h in history]
         raise ValueError(f"history must be [Observation, (Action, Observation) * T], got {got}")
     messages: list[Message] = [{"role": "system", "content": system_message(task, agent_prompt)}]
     for item in history:
-        role = "user" if isinstance(item, Observation) else "assistant"
-        messages.append({"role": role, "content": item.text})
+        role = "assistant" if isinstance(item, Action) else "user"
+        messages.append({"role": role, "content": str(getattr(item, "text", item))})
     return messages
 
 

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import string
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
-from agentworld.core.types import Action, Observation, Task
+from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.classic.render import Board, decode, render
 from agentworld.domains.classic.variants import Variant, get_variant
+from gymnasium import spaces
 from gymnasium.utils import seeding
 
 MAX_SHOWN = 40  # characters of an invalid action echoed back
+ACTION_CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
+ACTION_MAX_LENGTH = 64
+OBSERVATION_MAX_LENGTH = 4096  # the largest rendering (Taxi's map and lines) is far shorter
 
 
 def env_seed_of(task: Task | dict[str, Any] | None) -> int | None:
@@ -43,13 +48,17 @@ def start_state(variant: Variant, env_seed: int) -> int:
     return int(s)
 
 
-class ClassicEnv:
-    """A real toy-text environment with text observations and word actions.
+class ClassicEnv(gymnasium.Env[str, str]):
+    """A real toy-text environment with text observations and word actions (``gymnasium.Env``).
 
-    ``reset``/``step`` follow Gymnasium 1.x order and return
-    :class:`~agentworld.core.types.Observation` objects whose ``text`` is
-    :func:`~agentworld.domains.classic.render.render` and whose ``state`` is
-    the decoded :class:`~agentworld.domains.classic.render.Board`.
+    ``reset``/``step`` follow Gymnasium 1.x and return
+    :class:`~agentworld.core.types.ObservationText` observations (``str``): the text is
+    :func:`~agentworld.domains.classic.render.render` and ``state`` the decoded
+    :class:`~agentworld.domains.classic.render.Board` (all of it is drawn, so nothing is
+    privileged; :meth:`privileged_state` returns the same). Spaces: ``spaces.Text``; actions
+    are up to :data:`ACTION_MAX_LENGTH` characters, observations up to
+    :data:`OBSERVATION_MAX_LENGTH` of ``string.printable``. ``step`` takes a ``str`` or an
+    :class:`~agentworld.core.types.Action`.
 
     Seeding: with a task, ``reset`` seeds the Gymnasium environment with
     ``task.setup["env_seed"]`` (so the start state equals
@@ -67,26 +76,38 @@ class ClassicEnv:
 
     Args:
         variant: Variant name (``"taxi"``) or :class:`Variant`.
+        render_mode: ``None`` or ``"ansi"`` (``render()`` returns the current text).
 
     Raises:
         KeyError: unknown variant name.
+        ValueError: an unknown ``render_mode``.
     """
 
-    def __init__(self, variant: str | Variant) -> None:
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, variant: str | Variant, render_mode: str | None = None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.variant = get_variant(variant) if isinstance(variant, str) else variant
+        self.render_mode = render_mode
         self.env = make_gym_env(self.variant)
         self.max_episode_steps: int | None = self.env.spec.max_episode_steps
         self.board: Board | None = None
         self.num_steps = 0
+        self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=0, charset=ACTION_CHARSET)
+        self.observation_space = spaces.Text(
+            OBSERVATION_MAX_LENGTH, min_length=0, charset=string.printable
+        )
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Observation, dict[str, Any]]:
+    ) -> tuple[ObservationText, dict[str, Any]]:
         """Start an episode; ``options={"task": task}`` starts from the task's seed.
 
         Returns:
             ``(observation, info)``; ``info`` has ``env_seed`` when a task gave one.
         """
+        super().reset(seed=seed)
         env_seed = env_seed_of((options or {}).get("task"))
         info: dict[str, Any] = {}
         if env_seed is None:
@@ -100,7 +121,9 @@ class ClassicEnv:
         self.board = decode(self.variant, int(s))
         return self._observation(), info
 
-    def step(self, action: Action | str) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+    def step(
+        self, action: Action | str
+    ) -> tuple[ObservationText, float, bool, bool, dict[str, Any]]:
         """Apply one action word.
 
         Returns:
@@ -128,9 +151,20 @@ class ClassicEnv:
         info = {"action": word, "invalid": False, "prob": float(gym_info.get("prob", 1.0))}
         return self._observation(), float(reward), bool(terminated), truncated or at_limit, info
 
-    def _observation(self) -> Observation:
+    def _observation(self) -> ObservationText:
         assert self.board is not None
-        return Observation(text=render(self.variant, self.board), state=self.board.as_state())
+        return ObservationText(render(self.variant, self.board), state=self.board.as_state())
+
+    def privileged_state(self) -> dict[str, Any] | None:
+        """The decoded board of the last observation (``None`` before ``reset``): the same as
+        the observation's ``state``, since the text draws all of it."""
+        return None if self.board is None else self.board.as_state()
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``: the current observation text; else ``None``."""
+        if self.render_mode != "ansi" or self.board is None:
+            return None
+        return render(self.variant, self.board)
 
     def close(self) -> None:
         """Close the Gymnasium environment."""

@@ -33,8 +33,8 @@ from agentworld.domains.classic.variants import Variant
 def current_board(variant: Variant, history: Sequence[Observation | Action]) -> Board | None:
     """The :class:`Board` of the last observation in ``history`` (``None`` if unreadable)."""
     for item in reversed(history):
-        if isinstance(item, Observation):
-            state = item.state or {}
+        if not isinstance(item, Action):  # an Observation, or an env's ObservationText
+            state = getattr(item, "state", None) or {}
             if isinstance(state.get("s"), int):
                 return decode(
                     variant,
@@ -42,7 +42,7 @@ def current_board(variant: Variant, history: Sequence[Observation | Action]) -> 
                     state.get("reward", 0.0),
                     bool(state.get("terminated", False)),
                 )
-            return parse(variant, item.text)
+            return parse(variant, str(getattr(item, "text", item)))
     return None
 
 

@@ -4,12 +4,17 @@ Public API (imported lazily)::
 
     TerminalDomain, TerminalEnv, TerminalTaskSampler, ScriptedExpert,
     RandomPolicy, score, explain, detect_sandbox, Limits
+
+Importing the package registers ``agentworld/terminal-v0`` with Gymnasium
+(:mod:`agentworld.domains.terminal.registration`).
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
+
+from agentworld.domains.terminal.registration import register_envs
 
 _EXPORTS = {
     "TerminalDomain": "domain",
@@ -24,6 +29,8 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+register_envs()
 
 
 def __getattr__(name: str) -> Any:

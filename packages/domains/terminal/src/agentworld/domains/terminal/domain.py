@@ -13,6 +13,7 @@ from agentworld.domains.terminal import explain as _explain
 from agentworld.domains.terminal import scorer
 from agentworld.domains.terminal.cgroup import cgroup_support
 from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.fs import FILE_CONDITIONS, output_holds
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.policies import make_policies
 from agentworld.domains.terminal.prompt import HOME, absolute_cwd, render_prompt, split_prompt
@@ -149,6 +150,34 @@ class TerminalDomain:
         """
         _, prompt = split_prompt(previous)
         return render_prompt(absolute_cwd(prompt.cwd) if prompt else HOME, 0)
+
+    def initial_observation(self, task: Task | None) -> str:
+        """What the real terminal shows at reset, for any task: the prompt in the home
+        directory (``user@sandbox:~$ ``); simulated episodes start from it too."""
+        return render_prompt(HOME, 0)
+
+    def verify(self, observation: str, task: Task | None = None) -> tuple[float, bool] | None:
+        """The reward and termination of a (simulated) observation text: ``(1.0, True)`` when
+        the task's check holds on what the text shows, else ``(0.0, False)``.
+
+        The text shows the command's output and, in the prompt, the working directory, so the
+        check's ``output_contains``, ``output_regex`` and ``cwd`` conditions are tested as the
+        real environment tests them (:func:`agentworld.domains.terminal.fs.output_holds`).
+        ``None`` (cannot tell) when there is no task or check, when the check has conditions
+        on the file tree (``dirs``, ``exists``, ``absent``, ``files``: no single observation
+        shows them), or when it has a ``cwd`` condition and the text no prompt line.
+        """
+        check = task.check if task is not None else None
+        if not check or any(key in check for key in FILE_CONDITIONS):
+            return None
+        output, prompt = split_prompt(observation)
+        if prompt is None and "cwd" in check:
+            return None
+        try:
+            success = output_holds(check, output, absolute_cwd(prompt.cwd) if prompt else "")
+        except (re.error, TypeError):
+            return None
+        return (1.0, True) if success else (0.0, False)
 
     def explain(self, step: Step, previous_state: dict[str, Any] | None) -> str:
         """The state lookup of ``step``: ``ls DIR``, ``cat FILE``, ``cd DIR`` or ``cwd DIR``

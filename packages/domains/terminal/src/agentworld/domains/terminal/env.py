@@ -1,20 +1,27 @@
-"""``TerminalEnv``: the real terminal environment (Gymnasium call order).
+"""``TerminalEnv``: the real terminal environment, a Gymnasium 1.x ``Env``.
 
 Each episode gets a fresh temporary root directory, populated from the
 task's set-up data and mounted as ``/home/agent`` in a new sandboxed bash.
 Observations are what the terminal shows after a command: its output, then
 the prompt line (see :mod:`agentworld.domains.terminal.prompt`).
-``Observation.state`` is ``{"cwd", "exit_code", "files"}`` where ``files``
-is :func:`agentworld.domains.terminal.fs.snapshot` of the root.
+
+What the agent gets (observation, ``info``) holds nothing it could not see on the screen: the
+observation is an :class:`~agentworld.core.types.ObservationText` (a ``str``) whose ``state``
+is ``{"cwd", "exit_code"}``. Privileged state, for collection and scoring only, comes from
+:meth:`TerminalEnv.privileged_state`: the same plus ``files``, the
+:func:`agentworld.domains.terminal.fs.snapshot` of the root. The host path of the root is
+never reported.
 """
 
 from __future__ import annotations
 
+import string
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from agentworld.core.types import Action, Observation, Task
+import gymnasium as gym
+from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.terminal.fs import (
     apply_setup,
     check_success,
@@ -25,13 +32,28 @@ from agentworld.domains.terminal.fs import (
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.roots import default_root_parent, listing_order
 from agentworld.domains.terminal.shell import CommandResult, Shell
+from agentworld.domains.terminal.task_data import validate_task
+from gymnasium import spaces
+
+# One command line: printable ASCII without line breaks or tabs (a line break would type two
+# commands; the terminal's line limit is 4,095 bytes).
+ACTION_CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
+ACTION_MAX_LENGTH = 4095
+OBSERVATION_CHARSET = string.printable  # output is UTF-8 text: other characters may occur
+OBSERVATION_MAX_LENGTH = 16384  # output (4,096 bytes by default) + notes + prompt line
 
 
-class TerminalEnv:
-    """Real bash in a sandbox, one fresh root directory per episode.
+class TerminalEnv(gym.Env[str, str]):
+    """Real bash in a sandbox, one fresh root directory per episode (``gymnasium.Env``).
+
+    Spaces: ``action_space`` is ``spaces.Text`` of one command line (:data:`ACTION_CHARSET`,
+    up to :data:`ACTION_MAX_LENGTH` characters); ``observation_space`` is ``spaces.Text`` up
+    to :data:`OBSERVATION_MAX_LENGTH` characters of :data:`OBSERVATION_CHARSET` (a command may
+    print other Unicode characters, which are returned as they are). ``step`` takes a ``str``
+    or an :class:`~agentworld.core.types.Action`.
 
     Args:
-        limits: Resource and time limits (:class:`~agentworld.domains.terminal.sandbox.Limits`).
+        limits: Resource and time limits (:class:`~agentworld.domains.terminal.limits.Limits`).
         max_steps: Steps after which ``step`` reports ``truncated=True``.
         sandbox: Sandbox kind to use (default: the detected one).
         root_parent: Directory under which episode roots are created
@@ -39,10 +61,17 @@ class TerminalEnv:
             system temporary directory unless ``$AGENTWORLD_TERMINAL_ROOT`` is set; on tmpfs
             set-up directories list in name order for ``find``; it must be traversable by
             other users when running as root).
+        tasks: A task sampler (``sample(n, seed=...)``); when given, ``reset`` without a task
+            draws one with a seed from the environment's generator (so ``reset(seed=s)`` picks
+            the same task for the same ``s``), as ``gymnasium.make("agentworld/terminal-v0")``
+            does. Without it, such a reset starts an empty home directory with no reward.
+        render_mode: ``None`` or ``"ansi"`` (``render()`` returns the transcript).
 
     Raises:
         RuntimeError: (from ``reset``) no sandbox works on this machine.
     """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
@@ -50,59 +79,100 @@ class TerminalEnv:
         max_steps: int = 50,
         sandbox: str | None = None,
         root_parent: str | None = None,
+        tasks: Any = None,
+        render_mode: str | None = None,
     ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.limits = limits or Limits()
         self.max_steps = max_steps
         self.sandbox = sandbox
         self.root_parent = root_parent
+        self.tasks = tasks
+        self.render_mode = render_mode
+        self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=0, charset=ACTION_CHARSET)
+        self.observation_space = spaces.Text(
+            OBSERVATION_MAX_LENGTH, min_length=0, charset=OBSERVATION_CHARSET
+        )
         self.root: Path | None = None
         self.task: Task | None = None
         self._shell: Shell | None = None
         self._steps = 0
+        self._last: CommandResult | None = None
+        self._transcript: list[str] = []
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Observation, dict[str, Any]]:
-        """Start an episode; ``options={"task": Task}`` sets up the task's files.
+    ) -> tuple[ObservationText, dict[str, Any]]:
+        """Start an episode; ``options={"task": Task}`` (or its dict) sets up the task's files.
 
-        ``seed`` is accepted for the Gymnasium API; the environment itself is
+        ``seed`` seeds the environment's generator (``np_random``), which draws the task when
+        the environment has a sampler and no task is given; the terminal itself is
         deterministic. Returns the initial observation (the prompt line) and
-        ``info = {"root": host path of the episode root, "sandbox": kind}``.
+        ``info = {"sandbox": kind, "task_id", "instruction"}`` (``None`` without a task).
 
         Raises:
             RuntimeError: no sandbox works here, or the shell does not start.
-            ValueError: the task's set-up data names a path outside the root.
+            ValueError: the task is not valid: its set-up or check data is malformed or names
+                a path outside the home directory (the message names the field,
+                :mod:`agentworld.domains.terminal.task_data`).
         """
+        super().reset(seed=seed)
         self.close()
         task = (options or {}).get("task")
         if task is not None and not isinstance(task, Task):
             task = Task.model_validate(task)
+        if task is None and self.tasks is not None:
+            task = self.tasks.sample(1, seed=int(self.np_random.integers(2**31)))[0]
+        if task is not None:
+            validate_task(task.setup, task.check)
         self.task = task
         parent = self.root_parent or default_root_parent() or tempfile.gettempdir()
         self.root = Path(tempfile.mkdtemp(prefix="agentworld-ep-", dir=parent))
         self.root.chmod(0o755)
-        if task is not None:
-            apply_setup(self.root, task.setup, listing_order(parent))
-        self._shell = Shell(self.root, self.limits, self.sandbox)
-        self._steps = 0
-        result = self._shell.start()
-        return self._observation(result), {"root": str(self.root), "sandbox": self._shell.kind}
+        try:
+            if task is not None:
+                apply_setup(self.root, task.setup, listing_order(parent))
+            self._shell = Shell(self.root, self.limits, self.sandbox)
+            self._steps = 0
+            result = self._shell.start()
+        except BaseException:
+            self.close()  # no root is left behind
+            raise
+        observation = self._observation(result)
+        self._transcript = [observation.text]
+        info = {
+            "sandbox": self._shell.kind,
+            "task_id": task.id if task else None,
+            "instruction": task.instruction if task else None,
+        }
+        return observation, info
 
-    def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
-        """Type ``action.text`` at the prompt and return what the terminal shows.
+    def step(
+        self, action: Action | str
+    ) -> tuple[ObservationText, float, bool, bool, dict[str, Any]]:
+        """Type the action (a ``str`` or ``Action.text``) at the prompt and return what the
+        terminal shows.
 
         Returns ``(observation, reward, terminated, truncated, info)``:
         reward 1.0 and ``terminated`` when the task's check passes after this
-        step; ``truncated`` once ``max_steps`` steps were taken; ``info`` has
-        ``exit_code``, ``timed_out``, ``restarted``, ``output_truncated`` and
-        ``success``.
+        step (:func:`agentworld.domains.terminal.fs.check_success`); ``truncated`` once
+        ``max_steps`` steps were taken; ``info`` has ``exit_code``, ``timed_out``,
+        ``restarted``, ``output_truncated`` and ``success``.
 
         Raises:
             RuntimeError: ``reset`` was not called.
+            TypeError: ``action`` is neither a ``str`` nor an ``Action``.
         """
         if self._shell is None or self.root is None:
             raise RuntimeError("call reset() before step()")
-        result = self._shell.run(action.text)
+        if isinstance(action, Action):
+            text = action.text
+        elif isinstance(action, str):
+            text = action
+        else:
+            raise TypeError(f"action must be a str or Action, got {type(action).__name__}")
+        result = self._shell.run(text)
         freeze_times(self.root)
         self._steps += 1
         obs = self._observation(result)
@@ -116,21 +186,46 @@ class TerminalEnv:
             "output_truncated": result.truncated,
             "success": success,
         }
+        self._transcript += [f">>> {text}", obs.text]
         return obs, 1.0 if success else 0.0, success, self._steps >= self.max_steps, info
+
+    def privileged_state(self) -> dict[str, Any] | None:
+        """The state behind the last observation, for collection and scoring only (never
+        shown to the agent): ``{"cwd", "exit_code", "files"}`` with ``files`` the bounded
+        :func:`~agentworld.domains.terminal.fs.snapshot` of the episode root, taken now.
+        ``None`` before ``reset``."""
+        if self.root is None or self._last is None:
+            return None
+        return {
+            "cwd": self._last.cwd,
+            "exit_code": self._last.exit_code,
+            "files": snapshot(self.root),
+        }
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``: the episode's transcript (observations, and each
+        action after ``>>> ``); else ``None``."""
+        if self.render_mode != "ansi":
+            return None
+        return "\n".join(self._transcript) + "\n"
 
     def close(self) -> None:
         """Stop the shell and delete the episode root. Idempotent."""
-        if self._shell is not None:
-            self._shell.close()
-            self._shell = None
-        if self.root is not None:
-            remove_tree(self.root)
-            self.root = None
+        try:
+            if self._shell is not None:
+                shell, self._shell = self._shell, None
+                shell.close()
+        finally:
+            if self.root is not None:
+                root, self.root = self.root, None
+                remove_tree(root)
+            self._last = None
 
-    def _observation(self, result: CommandResult) -> Observation:
-        assert self.root is not None
-        state = {"cwd": result.cwd, "exit_code": result.exit_code, "files": snapshot(self.root)}
-        return Observation(text=result.text, state=state)
+    def _observation(self, result: CommandResult) -> ObservationText:
+        self._last = result
+        return ObservationText(
+            result.text, state={"cwd": result.cwd, "exit_code": result.exit_code}
+        )
 
     def __enter__(self) -> TerminalEnv:
         return self

@@ -25,25 +25,46 @@ expert) are ignored.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-import shutil
 import stat
-import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from agentworld.domains.terminal.safefs import (
+    Entry,
+    WalkStats,
+    lookup,
+    lstat_at,
+    open_root,
+    read_regular,
+    remove_tree,
+    walk,
+)
+from agentworld.domains.terminal.task_data import path_parts
+
+__all__ = [
+    "apply_setup",
+    "check_success",
+    "freeze_times",
+    "output_holds",
+    "remove_tree",
+    "snapshot",
+]
+
 SETUP_MTIME = 1_704_067_200  # 2024-01-01T00:00:00Z, seconds since the epoch
-SNAPSHOT_LIMIT = 200
+SNAPSHOT_LIMIT = 200  # entries of a snapshot
+MAX_DEPTH = 32  # directory levels under the root that snapshots and freeze_times enter
+HASH_BYTES = 1 << 20  # of one file, hashed in a snapshot
+SNAPSHOT_BYTES = 16 << 20  # read in all by one snapshot
+CHECK_BYTES = 1 << 20  # largest file a "files" check condition reads
 DIR_MODE, FILE_MODE = 0o755, 0o644  # of set-up entries: drwxr-xr-x, -rw-r--r--
 
 
 def _inside(root: Path, rel: str) -> Path:
-    parts = PurePosixPath(rel).parts
-    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
-        raise ValueError(f"set-up path must be relative and inside the root: {rel!r}")
-    return root.joinpath(*parts)
+    return root.joinpath(*path_parts(rel, "set-up path"))
 
 
 def apply_setup(root: Path, setup: dict[str, Any], order: str | None = None) -> None:
@@ -86,20 +107,24 @@ def apply_setup(root: Path, setup: dict[str, Any], order: str | None = None) -> 
     os.utime(root, (SETUP_MTIME, SETUP_MTIME))
 
 
-def _describe(path: Path, st: os.stat_result) -> str:
+def _describe(entry: Entry, budget: list[int]) -> str:
+    st = entry.st
     if stat.S_ISDIR(st.st_mode):
         return "<dir>"
     if stat.S_ISLNK(st.st_mode):
-        return "-> " + os.readlink(path)
+        try:
+            return "-> " + os.readlink(entry.name, dir_fd=entry.dir_fd)
+        except OSError:
+            return "-> ?"
     if not stat.S_ISREG(st.st_mode):
         return "<special>"
-    digest = hashlib.sha1()
-    try:
-        with open(path, "rb") as fh:
-            digest.update(fh.read(1 << 20))
-    except OSError:
+    if budget[0] <= 0:
+        return f"{st.st_size}B <not hashed>"
+    data = read_regular(entry.dir_fd, entry.name, min(HASH_BYTES, budget[0]), prefix=True)
+    if data is None:
         return f"{st.st_size}B <unreadable>"
-    return f"{st.st_size}B {digest.hexdigest()[:10]}"
+    budget[0] -= len(data)
+    return f"{st.st_size}B {hashlib.sha1(data).hexdigest()[:10]}"
 
 
 def freeze_times(root: Path, limit: int = 10 * SNAPSHOT_LIMIT) -> int:
@@ -108,94 +133,121 @@ def freeze_times(root: Path, limit: int = 10 * SNAPSHOT_LIMIT) -> int:
 
     Returns:
         The number of entries changed. Entries that vanish or refuse meanwhile are skipped;
-        the walk stops after ``limit`` entries (a command that made more is rare and slow).
+        the walk (:func:`agentworld.domains.terminal.safefs.walk`) stops after ``limit``
+        entries and does not enter directories more than :data:`MAX_DEPTH` levels down (a
+        command that made more is rare and slow).
     """
-    changed = seen = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        seen += 1 + len(filenames)
-        if seen > limit:
-            break
-        base = Path(dirpath)
-        # Directories are visited as ``base`` of their own walk step; links to them are not.
-        links = [name for name in dirnames if (base / name).is_symlink()]
-        for path in (base, *(base / name for name in [*filenames, *links])):
-            try:
-                if path.lstat().st_mtime != SETUP_MTIME:
-                    os.utime(path, (SETUP_MTIME, SETUP_MTIME), follow_symlinks=False)
+    try:
+        root_fd = open_root(root)
+    except OSError:
+        return 0
+    changed = 0
+    try:
+        with contextlib.suppress(OSError):
+            if os.fstat(root_fd).st_mtime != SETUP_MTIME:
+                os.utime(root_fd, (SETUP_MTIME, SETUP_MTIME))
+                changed += 1
+        for entry in walk(root_fd, max_entries=limit, max_depth=MAX_DEPTH):
+            if entry.st.st_mtime != SETUP_MTIME:
+                with contextlib.suppress(OSError):
+                    os.utime(
+                        entry.name,
+                        (SETUP_MTIME, SETUP_MTIME),
+                        dir_fd=entry.dir_fd,
+                        follow_symlinks=False,
+                    )
                     changed += 1
-            except OSError:
-                continue
+    finally:
+        os.close(root_fd)
     return changed
 
 
 def snapshot(root: Path, limit: int = SNAPSHOT_LIMIT) -> dict[str, str]:
-    """The file tree under ``root``: ``{relative_path: "<dir>" | "SIZEB SHA1[:10]" | "-> target"}``.
+    """The file tree under ``root``: ``{relative_path: "<dir>" | "SIZEB SHA1[:10]" | "-> target"
+    | "<special>"}``, sorted by path.
 
-    Sorted by path; at most ``limit`` entries, then a ``"<truncated>"`` key
-    with the number of entries left out (counting stops at ``10 * limit``).
+    Bounded whatever the agent made: at most ``limit`` entries, then a ``"<truncated>"`` key with
+    the number of entries left out (counting stops at ``10 * limit``); directories more than
+    :data:`MAX_DEPTH` levels down are listed but not entered (``"<not entered>"``: how many);
+    the hash covers a file's first :data:`HASH_BYTES` bytes and at most
+    :data:`SNAPSHOT_BYTES` are read in all (``"SIZEB <not hashed>"`` after that). Links are
+    shown, never followed; fifos, sockets and devices are ``"<special>"`` and never opened.
     """
+    try:
+        root_fd = open_root(root)
+    except OSError:
+        return {}
     out: dict[str, str] = {}
+    stats = WalkStats()
+    budget = [SNAPSHOT_BYTES]
     seen = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        base = Path(dirpath)
-        for name in sorted([*dirnames, *filenames]):
+    try:
+        for entry in walk(root_fd, max_entries=10 * limit, max_depth=MAX_DEPTH, stats=stats):
             seen += 1
-            if seen > 10 * limit:
-                break
             if len(out) < limit:
-                path = base / name
-                try:
-                    out[path.relative_to(root).as_posix()] = _describe(path, path.lstat())
-                except OSError:
-                    continue
-        if seen > 10 * limit:
-            break
+                out[entry.path] = _describe(entry, budget)
+    finally:
+        os.close(root_fd)
+    seen += stats.unlisted
     if seen > limit:
         out["<truncated>"] = str(seen - limit)
+    if stats.unentered:
+        out["<not entered>"] = str(stats.unentered)
     return dict(sorted(out.items()))
 
 
-def remove_tree(root: Path) -> None:
-    """Delete ``root`` recursively, restoring permissions the agent removed. Never raises."""
-
-    def retry(func: Any, path: str, _exc: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(path), 0o700)
-            if os.path.isdir(path) and not os.path.islink(path):
-                os.chmod(path, 0o700)
-            func(path)
-        except OSError:
-            pass
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(root, onexc=retry)
-    else:
-        shutil.rmtree(root, onerror=retry)
+def _text(root_fd: int, rel: str) -> str | None:
+    with lookup(root_fd, path_parts(rel, "check path")) as at:
+        if at is None:
+            return None
+        data = read_regular(*at, CHECK_BYTES)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
-    except OSError:
-        return None
+def _kind(root_fd: int, rel: str) -> int | None:
+    """``st_mode`` of ``rel`` (the link itself for a link); ``None`` when missing or when a
+    directory on the way is a link."""
+    with lookup(root_fd, path_parts(rel, "check path")) as at:
+        st = None if at is None else lstat_at(*at)
+    return None if st is None else st.st_mode
 
 
 def check_success(root: Path, check: dict[str, Any], output: str, cwd: str) -> bool:
-    """Whether ``check`` holds for the tree under ``root``, the step ``output`` and ``cwd``."""
+    """Whether ``check`` holds for the tree under ``root``, the step ``output`` and ``cwd``.
+
+    The tree is read without following any link (:mod:`agentworld.domains.terminal.safefs`):
+    a link never counts as a directory or a file, a path through a linked directory does not
+    exist, and ``files`` conditions read regular files of at most :data:`CHECK_BYTES` bytes
+    (a larger one, a fifo, socket or device fails them). So the reward reveals nothing outside
+    the episode root. ``check`` is validated before the episode
+    (:func:`agentworld.domains.terminal.task_data.validate_check`); data that is not valid
+    fails the check instead of raising.
+    """
     if not check:
         return False
     try:
-        if not all(_inside(root, p).is_dir() for p in check.get("dirs", [])):
-            return False
-        if not all(os.path.lexists(_inside(root, p)) for p in check.get("exists", [])):
-            return False
-        if any(os.path.lexists(_inside(root, p)) for p in check.get("absent", [])):
-            return False
-    except ValueError:
+        root_fd = open_root(root)
+    except OSError:
+        return False
+    try:
+        return _holds(root_fd, check, output, cwd)
+    except (ValueError, TypeError, AttributeError, re.error):
+        return False
+    finally:
+        os.close(root_fd)
+
+
+def _holds(root_fd: int, check: dict[str, Any], output: str, cwd: str) -> bool:
+    named = [rel for key in ("dirs", "exists", "absent") for rel in check.get(key, [])]
+    kinds = {rel: _kind(root_fd, rel) for rel in named}
+    if not all(kinds[p] is not None and stat.S_ISDIR(kinds[p]) for p in check.get("dirs", [])):
+        return False
+    if not all(kinds[p] is not None for p in check.get("exists", [])):
+        return False
+    if any(kinds[p] is not None for p in check.get("absent", [])):
         return False
     for rel, want in check.get("files", {}).items():
-        text = _read(_inside(root, rel))
+        text = _text(root_fd, rel)
         if text is None:
             return False
         if "equals" in want and text != want["equals"]:
@@ -204,6 +256,16 @@ def check_success(root: Path, check: dict[str, Any], output: str, cwd: str) -> b
             return False
         if any(s in text for s in want.get("lacks", [])):
             return False
+    return output_holds(check, output, cwd)
+
+
+FILE_CONDITIONS = ("dirs", "exists", "absent", "files")  # keys of a check on the file tree
+
+
+def output_holds(check: dict[str, Any], output: str, cwd: str) -> bool:
+    """Whether the conditions of ``check`` on what the terminal shows hold: ``cwd`` (absolute),
+    ``output_regex`` (``re.search``) and ``output_contains`` on the step's ``output``. The
+    file conditions (:data:`FILE_CONDITIONS`) are not looked at."""
     if "cwd" in check and cwd != check["cwd"]:
         return False
     if "output_regex" in check and re.search(check["output_regex"], output) is None:

@@ -33,10 +33,11 @@ class SeededPolicy:
 def current_cwd(history: Sequence[Observation | Action]) -> str:
     """Absolute cwd shown by the last observation's prompt (the home when unknown)."""
     for item in reversed(history):
-        if isinstance(item, Observation):
-            if item.state and isinstance(item.state.get("cwd"), str):
-                return item.state["cwd"]
-            _, prompt = split_prompt(item.text)
+        if not isinstance(item, Action):  # an Observation, or an env's ObservationText
+            state = getattr(item, "state", None)
+            if state and isinstance(state.get("cwd"), str):
+                return state["cwd"]
+            _, prompt = split_prompt(str(getattr(item, "text", item)))
             return absolute_cwd(prompt.cwd) if prompt else HOME
     return HOME
 

@@ -1,0 +1,63 @@
+"""Gymnasium registration of simulated environments: ``gymnasium.make("agentworld/sim-v0",
+checkpoint=DIR)``.
+
+Registered when :mod:`agentworld.sim` is imported (no torch is imported until an environment
+is made). The id makes a :class:`~agentworld.sim.SimEnv` on the world model a sim backend loads
+from ``checkpoint``, for the domain its card names (``agentworld.json``,
+:mod:`agentworld.core.card`) unless ``domain`` is given; with the domain come its task sampler
+(``reset(seed=s)`` draws a task), system prompt, first observation and reward source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+
+ENV_ID = "agentworld/sim-v0"
+
+
+def make_sim_env(
+    checkpoint: str | None = None,
+    *,
+    domain: Any = None,
+    backend: str = "hf",
+    load_options: dict[str, Any] | None = None,
+    **env_options: Any,
+) -> Any:
+    """A :class:`~agentworld.sim.SimEnv` on the world model in ``checkpoint``.
+
+    Args:
+        checkpoint: What the backend loads (for ``hf``: a checkpoint directory).
+        domain: A domain object or installed domain name; default: the one the checkpoint's
+            card records, else ``terminal``.
+        backend: Sim backend plugin name (``hf``, ``openai``, ``vllm``).
+        load_options: Keyword arguments of the backend's ``load`` (``max_new_tokens``,
+            ``temperature``, ``device``, ...).
+        env_options: Further :class:`~agentworld.sim.SimEnv` keyword arguments
+            (``max_steps``, ``reward_source``, ``render_mode``, ...).
+
+    Raises:
+        ValueError: no ``checkpoint`` was given.
+        agentworld.core.plugins.UnknownPluginError: an unknown backend or domain name.
+    """
+    if checkpoint is None:
+        raise ValueError(
+            f'{ENV_ID} needs a checkpoint: gymnasium.make("{ENV_ID}", checkpoint="runs/x/sft")'
+        )
+    from agentworld.core import plugins
+    from agentworld.core.card import read_card
+    from agentworld.sim.env import SimEnv
+
+    if domain is None:
+        domain = read_card(checkpoint).get("domain") or "terminal"
+    if isinstance(domain, str):
+        domain = plugins.get_domain(domain)
+    world_model = plugins.get_sim_backend(backend).load(checkpoint, **(load_options or {}))
+    return SimEnv(world_model, domain=domain, **env_options)
+
+
+def register_envs() -> None:
+    """Register :data:`ENV_ID` with Gymnasium (once; nothing is loaded)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(ENV_ID, entry_point=make_sim_env)
