@@ -95,7 +95,7 @@ def test_gymnasium_make_sim_v0_passes_check_env(trained_dir: Path) -> None:
         assert obs == PROMPT and info["task_id"]  # the card names no domain: terminal
         found = Task(id="h", domain="terminal", instruction="-",
                      check={"output_contains": ["hello.txt"]})
-        env.reset(options={"task": found})
+        env.reset(options={"task": found, "system_prompt": ""})  # short: the model is tiny
         obs, reward, terminated, truncated, info = env.step("ls")
         assert (obs, reward, terminated, truncated) == ("hello.txt", 1.0, True, False)
     finally:

@@ -19,14 +19,19 @@ class Environment(Protocol):
 
     ``reset`` returns ``(observation, info)``; ``step`` returns
     ``(observation, reward, terminated, truncated, info)``
-    (Gymnasium 1.x ``Env`` API).
+    (Gymnasium 1.x ``Env`` API). The observation is an :class:`Observation` or, as real
+    ``gymnasium.Env`` domains return it, an :class:`~agentworld.core.types.ObservationText`
+    (a ``str`` with the public ``state``). Privileged state (never shown to the agent) comes
+    from an optional ``privileged_state() -> dict | None``, which collection records.
     """
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Observation, dict[str, Any]]: ...
+    ) -> tuple[Observation | str, dict[str, Any]]: ...
 
-    def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]: ...
+    def step(
+        self, action: Action | str
+    ) -> tuple[Observation | str, float, bool, bool, dict[str, Any]]: ...
 
     def close(self) -> None: ...
 
