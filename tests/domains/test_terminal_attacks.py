@@ -100,9 +100,9 @@ def test_a_nested_namespace_reveals_nothing_of_the_host(env, host_secret):
 def test_other_episodes_are_out_of_reach(env):
     other = TerminalEnv(sandbox=env.sandbox)
     try:
-        _, info = other.reset()
+        other.reset()
         run(other, "echo theirs > mine.txt")
-        text, _ = run(env, f"cat {info['root']}/mine.txt; ls /tmp; umount -l /tmp; ls -a /tmp")
+        text, _ = run(env, f"cat {other.root}/mine.txt; ls /tmp; umount -l /tmp; ls -a /tmp")
         assert "theirs" not in text and "agentworld-ep" not in text.partition("\n")[2]
     finally:
         other.close()

@@ -120,6 +120,9 @@ def test_a_2000_level_tree_neither_breaks_the_episode_nor_leaks_the_root() -> No
         files = env.privileged_state()["files"]
         assert files["d"] == "<dir>" and files["<not entered>"] == "1"
         assert len(files) <= 200 + 2
+        obs, _, _, _, _ = env.step("exit")  # a new shell starts on the deep tree
+        assert "a new shell was started" in obs.text
+        assert env.step("ls d/d/d")[0].text == "d\nuser@sandbox:~$ "
         env.reset()  # deletes the deep root (iteratively)
         assert not root.exists()
         root = env.root

@@ -14,6 +14,7 @@ Functions:
 - :func:`lookup`: the parent fd and final name of a relative path, no link followed;
 - :func:`read_regular`: at most ``limit`` bytes of a regular file;
 - :func:`walk`: entries under a root in sorted depth-first order, bounded;
+- :func:`chown_tree`: hand the set-up to the sandbox uid, bounded, no link followed;
 - :func:`remove_tree`: delete a tree of any depth, restoring permissions the agent removed.
 """
 
@@ -196,6 +197,25 @@ def walk(
         for fd, _, _ in stack:
             if fd != root_fd:
                 os.close(fd)
+
+
+def chown_tree(root: Path, uid: int, *, max_entries: int = 100_000, max_depth: int = 64) -> None:
+    """``lchown`` ``root`` and the entries under it to ``uid:uid`` without following links or
+    recursing (:func:`walk`; deeper or further entries are left as they are: the sandbox made
+    them, so they are its uid's already). Errors on single entries are skipped.
+
+    Raises:
+        OSError: ``root`` is not a directory that can be opened.
+    """
+    root_fd = open_root(root)
+    try:
+        os.fchown(root_fd, uid, uid)
+        for entry in walk(root_fd, max_entries=max_entries, max_depth=max_depth):
+            if entry.st.st_uid != uid or entry.st.st_gid != uid:
+                with contextlib.suppress(OSError):
+                    os.chown(entry.name, uid, uid, dir_fd=entry.dir_fd, follow_symlinks=False)
+    finally:
+        os.close(root_fd)
 
 
 def _chmod_dir(dir_fd: int, name: str) -> None:

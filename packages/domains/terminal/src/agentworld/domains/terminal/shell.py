@@ -40,6 +40,7 @@ from agentworld.domains.terminal.output import CommandResult, OutputCollector, c
 from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.reaper import kill_leftovers
 from agentworld.domains.terminal.roots import session_dir
+from agentworld.domains.terminal.safefs import chown_tree
 from agentworld.domains.terminal.sandbox import (
     INPUT_DIR,
     detect_sandbox,
@@ -91,8 +92,7 @@ class Shell:
         """Start (or restart) the shell; returns the initial prompt with empty output."""
         self._kill()
         if os.geteuid() == 0:
-            for path in [self.root, *self.root.rglob("*")]:
-                os.lchown(path, self.uid, self.uid)
+            chown_tree(self.root, self.uid)  # iterative: a restart may meet any tree
         argv = sandbox_argv(self.kind, self.root, self._meta, self.uid, self.limits)
         self._token = secrets.token_hex(8).encode()
         self._prompts, self._shell_pgrp = 0, None
