@@ -268,18 +268,29 @@ def test_hook_register_commands() -> None:
 # -- capabilities, each at the call site that uses it ------------------------------------------
 
 
+class _PlainDomain:
+    """A domain with none of the optional capabilities."""
+
+    name, version = "plain", "0"
+
+    def system_prompt(self, task) -> str:
+        return ""
+
+
 def test_capability_rewarding_domain() -> None:
     from agentworld.sim.outcome import resolve_reward_source
 
     lake, terminal = plugins.get_domain("frozenlake-4x4"), plugins.get_domain("terminal")
     assert isinstance(lake, protocols.RewardingDomain)
-    assert not isinstance(terminal, protocols.RewardingDomain)
+    assert isinstance(terminal, protocols.RewardingDomain)  # verify() on output and cwd
+    assert not isinstance(_PlainDomain(), protocols.RewardingDomain)
     assert world_model_contract(lake)["rewards"] is True
-    assert "rewards" not in world_model_contract(terminal)
+    assert "rewards" not in world_model_contract(terminal)  # defines_rewards is False
     assert resolve_reward_source(None, lake, model_rewards=False) == "verifier"
-    assert resolve_reward_source(None, terminal, model_rewards=False) == "none"
+    assert resolve_reward_source(None, terminal, model_rewards=False) == "verifier"
+    assert resolve_reward_source(None, _PlainDomain(), model_rewards=False) == "none"
     with pytest.raises(ValueError, match="needs a domain with verify"):
-        resolve_reward_source("verifier", terminal, model_rewards=False)
+        resolve_reward_source("verifier", _PlainDomain(), model_rewards=False)
 
 
 def test_capability_markov_domain() -> None:
@@ -298,7 +309,9 @@ def test_capability_resettable_domain() -> None:
     env = SimEnv(ConstantWorldModel("copy-previous"), domain=lake)
     observation, _ = env.reset(options={"task": task})
     assert observation == lake.initial_observation(task) and observation.startswith("agent: row")
-    blank = SimEnv(ConstantWorldModel("copy-previous"), domain=plugins.get_domain("terminal"))
+    terminal = SimEnv(ConstantWorldModel("copy-previous"), domain=plugins.get_domain("terminal"))
+    assert terminal.reset()[0] == "user@sandbox:~$ "  # the real terminal's first observation
+    blank = SimEnv(ConstantWorldModel("copy-previous"), domain=_PlainDomain())
     assert blank.reset(options={"task": task})[0] == ""  # no initial_observation: empty start
 
 

@@ -76,6 +76,7 @@ class TerminalDomain:
 
     name = "terminal"
     version = "0.1.0"
+    defines_rewards = False  # the world model predicts no reward footer; verify() rewards
 
     def system_prompt(self, task: Task | None) -> str:
         """The world-model system prompt: the terminal's rules plus the task's initial file tree.
