@@ -76,7 +76,7 @@ def ladder(name: str, base: dict, minutes: float, train_eps, items, domain, out:
     rl_opts = {**common, "batch_size": 2, "lr": a.rl_lr}
     rl = train("rl", train_eps, out / "rl", model=sft, **lora, **rl_opts,
                group_size=4, max_new_tokens=a.max_new_tokens, max_seq_len=768,
-               kl_coef=0.02, domain="terminal")
+               beta=0.02, domain="terminal")
     row("+CPT+SFT+RL", HFWorldModel.from_pretrained(rl))
 
 

@@ -70,7 +70,7 @@ def options(tokenizer_dir, out, **extra):
         "max_seq_len": 256,
         "lr": 0.05,
         "min_lr_ratio": 1.0,
-        "kl_coef": 0.01,
+        "beta": 0.01,
         "reward": "hybrid",
         "reward_weights": {"toy_target": 1.0},
         "seed": 0,

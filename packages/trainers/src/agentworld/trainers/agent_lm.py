@@ -17,11 +17,9 @@ truncated, info)``; observations are ``Observation`` objects or strings.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +39,7 @@ from agentworld.trainers.agent_lm_data import (
 )
 from agentworld.trainers.agent_lm_rollout import AgentRollouts
 from agentworld.trainers.config import validate_config
-from agentworld.trainers.loop import lr_factor
+from agentworld.trainers.loop import lr_factor, time_is_up
 from agentworld.trainers.models import (
     TOKENIZER_FILES,
     ModelSpecError,
@@ -140,7 +138,7 @@ def train_lm_agent(
     counters: dict[str, Any] = {"step": 0, "episodes": 0, "env_steps": 0, "elapsed_s": 0.0}
     if state_dir is not None:
         counters.update(ckpt.load_state(acc, state_dir))
-        _truncate_metrics(out, counters["step"])
+        ckpt.truncate_log(out, counters["step"], METRICS)
     elif (out / METRICS).exists():
         (out / METRICS).unlink()
     envs = [env_factory() for _ in range(cfg.tasks_per_step * cfg.group_size)]
@@ -221,8 +219,7 @@ class _Run:
             return base_elapsed + time.perf_counter() - start
 
         def finished() -> bool:
-            by_time = cfg.time_budget_s is not None and elapsed() >= cfg.time_budget_s
-            return by_time or c["step"] >= cfg.steps
+            return time_is_up(self.acc, cfg.time_budget_s, elapsed()) or c["step"] >= cfg.steps
 
         done = finished()
         while not done:
@@ -240,7 +237,7 @@ class _Run:
             done = finished()
             record = self._record(trajectories, sums, hit_rate, t1 - t0, t2 - t1)
             if c["step"] % cfg.log_every == 0 or done:
-                _append_metrics(self.out, record)
+                ckpt.append_log(self.out, record, METRICS)
                 reporter.log(record)
                 if self.progress is not None:
                     self.progress(record)
@@ -285,50 +282,22 @@ class _Run:
         advantages = grpo.group_advantages(returns, cfg.group_size)
         num_tokens = sum(t.num_action_tokens for t in trajectories)
         self.model.train()
-        sums = {"loss": 0.0, "kl": 0.0, "clipped": 0.0, "ratio": 0.0, "tokens": num_tokens}
-        bounds = [round(m * len(trajectories) / cfg.grad_accum) for m in range(cfg.grad_accum + 1)]
-        for m in range(cfg.grad_accum):
-            part = slice(bounds[m], bounds[m + 1])
-            sync = nullcontext() if m == cfg.grad_accum - 1 else acc.no_sync(self.model)
-            with sync:
-                parts = self._micro_loss(trajectories[part], advantages[part], num_tokens)
-                acc.backward(parts.loss)
-            sums["loss"] += parts.loss.item()
-            sums["kl"] += parts.kl_sum
-            sums["clipped"] += parts.clipped_sum
-            sums["ratio"] += parts.ratio_sum
-        acc.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
-        self.opt.step()
-        self.opt.zero_grad()
+
+        def loss_of(part: slice) -> grpo.LossParts:
+            return grpo.micro_batch_loss(
+                self.model, episode_batch(trajectories[part], self.pad_id, acc.device),
+                advantages[part], logprobs_of=answer_logprobs, reference=self.reference,
+                unwrapped=self.unwrapped, clip_eps=cfg.clip_eps, beta=cfg.beta,
+                num_tokens=num_tokens,
+            )
+
+        sums = grpo.optimizer_step(acc, self.model, self.opt, len(trajectories), cfg.grad_accum,
+                                   cfg.max_grad_norm, loss_of)
+        sums["tokens"] = num_tokens
         # The cached KV came from the old weights: a new model version, a new hash salt.
         version = f"{cfg.seed}-agent-step{self.c['step'] + 1}"
         self.world_model.engine.call(lambda e: e.reset_prefix_cache(version)).result()  # type: ignore[attr-defined]
         return sums
-
-    def _micro_loss(
-        self, trajectories: list[Trajectory], advantages: torch.Tensor, num_tokens: int
-    ) -> grpo.LossParts:
-        device = self.acc.device
-        batch = episode_batch(trajectories, self.pad_id, device)
-        logprobs = answer_logprobs(self.model, batch)
-        ref_logprobs = None
-        if self.cfg.beta > 0:
-            with torch.no_grad():
-                if self.reference is not None:
-                    ref_logprobs = answer_logprobs(self.reference, batch)
-                else:  # LoRA: the base model is the reference
-                    with self.unwrapped.disable_adapter():
-                        ref_logprobs = answer_logprobs(self.model, batch)
-        return grpo.grpo_loss(
-            logprobs,
-            batch["old_logprobs"],
-            ref_logprobs,
-            advantages.to(device),
-            batch["mask"],
-            clip_eps=self.cfg.clip_eps,
-            beta=self.cfg.beta,
-            num_tokens=num_tokens,
-        )
 
     def _record(
         self,
@@ -371,16 +340,3 @@ class _Run:
         ckpt.save_state(self.acc, self.out, state)
 
 
-def _append_metrics(out: Path, record: dict[str, Any]) -> None:
-    with (out / METRICS).open("a") as f:
-        f.write(json.dumps(record) + "\n")
-
-
-def _truncate_metrics(out: Path, step: int) -> None:
-    """Drop records written after the checkpoint a run resumes from."""
-    path = out / METRICS
-    if path.exists():
-        lines = [
-            ln for ln in path.read_text().splitlines() if ln and json.loads(ln)["step"] <= step
-        ]
-        path.write_text("".join(line + "\n" for line in lines))

@@ -129,9 +129,10 @@ def load_state(accelerator: Accelerator, path: Path) -> dict[str, Any]:
     return json.loads((path / "state.json").read_text())
 
 
-def truncate_log(out: Path, step: int) -> None:
-    """Drop ``train_log.jsonl`` records after ``step`` (written after the checkpoint we resume from)."""
-    log = out / LOG
+def truncate_log(out: Path, step: int, name: str = LOG) -> None:
+    """Drop records of the log ``out/name`` (``train_log.jsonl``) after ``step`` (written after
+    the checkpoint we resume from)."""
+    log = out / name
     if not log.exists():
         return
     keep = [
@@ -140,7 +141,7 @@ def truncate_log(out: Path, step: int) -> None:
     log.write_text("".join(line + "\n" for line in keep))
 
 
-def append_log(out: Path, record: dict[str, Any]) -> None:
-    """Append one JSON record to ``out/train_log.jsonl``."""
-    with (out / LOG).open("a") as f:
+def append_log(out: Path, record: dict[str, Any], name: str = LOG) -> None:
+    """Append one JSON record to the log ``out/name`` (``train_log.jsonl``)."""
+    with (out / name).open("a") as f:
         f.write(json.dumps(record) + "\n")

@@ -9,6 +9,10 @@ arXiv 1707.06347) on the ratio of current to behaviour token probabilities, plus
 ``exp(ref - logp) - (ref - logp) - 1`` (J. Schulman, "Approximating KL Divergence",
 http://joschu.net/blog/kl-approx.html), unbiased and always >= 0.
 
+:func:`micro_batch_loss` and :func:`optimizer_step` are the one GRPO update used by both the
+world-model ``rl`` stage and the LM agent trainer. The KL weight is called ``beta``
+everywhere, as in TRL's ``GRPOConfig``.
+
 The loss is token-level: summed over every generated token of the optimizer step and
 divided by their count (so long answers weigh by their tokens, as in DAPO, arXiv
 2503.14476), rather than averaged per answer first.
@@ -16,7 +20,10 @@ divided by their count (so long answers weigh by their tokens, as in DAPO, arXiv
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -138,3 +145,101 @@ def grpo_loss(
         clipped_sum=float((was_clipped * mask).sum()),
         ratio_sum=float((ratio.detach() * mask).sum()),
     )
+
+
+# -- one optimizer step, shared by the world-model ``rl`` stage and the LM agent trainer ---------
+
+
+def micro_batch_loss(
+    model: Any,
+    batch: dict[str, torch.Tensor],
+    advantages: torch.Tensor,
+    *,
+    logprobs_of: Callable[[Any, dict[str, torch.Tensor]], torch.Tensor],
+    reference: Any,
+    unwrapped: Any,
+    clip_eps: float,
+    beta: float,
+    num_tokens: int,
+) -> LossParts:
+    """:func:`grpo_loss` of one micro-batch, with the reference log-probabilities it needs.
+
+    The reference is ``reference`` (a frozen copy of the starting model) or, when it is
+    ``None`` (LoRA), the base model: ``unwrapped`` with its adapters disabled. No reference is
+    run when ``beta`` is 0.
+
+    Args:
+        model: The policy being trained (as prepared by accelerate).
+        batch: Right-padded rows with ``old_logprobs`` and ``mask`` ``[batch, seq_len]`` and
+            whatever ``logprobs_of`` reads.
+        advantages: ``[batch]`` one advantage per row.
+        logprobs_of: ``(model, batch) -> [batch, seq_len]`` log-probabilities of the taken
+            tokens (e.g. :func:`agentworld.trainers.rl.answer_logprobs`).
+        reference: Reference model, or ``None``.
+        unwrapped: The policy without accelerate's wrapper (a peft model under LoRA).
+        clip_eps: PPO clip range.
+        beta: KL coefficient (the ``beta`` of TRL's ``GRPOConfig``).
+        num_tokens: Generated tokens of the whole optimizer step.
+    """
+    logprobs = logprobs_of(model, batch)
+    ref_logprobs = None
+    if beta > 0:
+        with torch.no_grad():
+            if reference is not None:
+                ref_logprobs = logprobs_of(reference, batch)
+            else:  # LoRA: the base model is the reference
+                with unwrapped.disable_adapter():
+                    ref_logprobs = logprobs_of(model, batch)
+    return grpo_loss(
+        logprobs,
+        batch["old_logprobs"],
+        ref_logprobs,
+        advantages.to(logprobs.device),
+        batch["mask"],
+        clip_eps=clip_eps,
+        beta=beta,
+        num_tokens=num_tokens,
+    )
+
+
+def optimizer_step(
+    acc: Any,
+    model: Any,
+    opt: Any,
+    num_items: int,
+    grad_accum: int,
+    max_grad_norm: float,
+    loss_of: Callable[[slice], LossParts],
+) -> dict[str, float]:
+    """One GRPO optimizer step over ``num_items`` rows in ``grad_accum`` micro-batches.
+
+    Gradients are synchronised across ranks on the last micro-batch only
+    (``accelerator.no_sync`` before it), then clipped to ``max_grad_norm``.
+
+    Args:
+        acc: The ``accelerate.Accelerator``.
+        model: The prepared policy.
+        opt: Its optimizer.
+        num_items: Rows of the step (answers or episodes).
+        grad_accum: Micro-batches per step (rows are split as evenly as they go).
+        max_grad_norm: Gradient clipping norm.
+        loss_of: ``rows -> LossParts`` of one micro-batch (:func:`micro_batch_loss`).
+
+    Returns:
+        Sums over the step: ``loss`` and the ``kl``, ``clipped`` and ``ratio`` token sums.
+    """
+    sums = {"loss": 0.0, "kl": 0.0, "clipped": 0.0, "ratio": 0.0}
+    bounds = [round(m * num_items / grad_accum) for m in range(grad_accum + 1)]
+    for m in range(grad_accum):
+        sync = nullcontext() if m == grad_accum - 1 else acc.no_sync(model)
+        with sync:
+            parts = loss_of(slice(bounds[m], bounds[m + 1]))
+            acc.backward(parts.loss)
+        sums["loss"] += parts.loss.item()
+        sums["kl"] += parts.kl_sum
+        sums["clipped"] += parts.clipped_sum
+        sums["ratio"] += parts.ratio_sum
+    acc.clip_grad_norm_(model.parameters(), max_grad_norm)
+    opt.step()
+    opt.zero_grad()
+    return sums

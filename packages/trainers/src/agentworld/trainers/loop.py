@@ -108,6 +108,22 @@ def lr_factor(cfg: TrainConfig, step: int, total: int | None, elapsed_s: float) 
     return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
+def time_is_up(acc: Accelerator, budget_s: float | None, elapsed_s: float) -> bool:
+    """Whether the time budget ``budget_s`` (seconds) has run out after ``elapsed_s`` seconds.
+
+    With several processes the ranks agree (a max-reduction of their flags), so all of them
+    stop at the same step; every rank must call it at the same points. ``False`` without a
+    budget (and then no collective runs).
+    """
+    if budget_s is None:
+        return False
+    by_time = elapsed_s >= budget_s
+    if acc.num_processes > 1:  # all ranks stop together
+        flag = torch.tensor([float(by_time)], device=acc.device)
+        by_time = bool(acc.reduce(flag, reduction="max").item())
+    return by_time
+
+
 def _check_model_and_tokenizer(cfg: TrainConfig) -> None:
     """Refuse, before anything loads, a model and tokenizer that cannot go together.
 
@@ -293,11 +309,7 @@ class BaseTrainer:
 
         def finished() -> bool:
             elapsed = base_elapsed + time.perf_counter() - start
-            by_time = cfg.time_budget_s is not None and elapsed >= cfg.time_budget_s
-            if cfg.time_budget_s is not None and acc.num_processes > 1:  # all ranks stop together
-                flag = torch.tensor([float(by_time)], device=acc.device)
-                by_time = bool(acc.reduce(flag, reduction="max").item())
-            return by_time or (total is not None and c["step"] >= total)
+            return time_is_up(acc, cfg.time_budget_s, elapsed) or (total is not None and c["step"] >= total)
 
         done = finished()
         while not done:

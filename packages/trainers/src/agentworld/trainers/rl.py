@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,7 +31,7 @@ from agentworld.trainers import checkpoint as ckpt
 from agentworld.trainers import grpo
 from agentworld.trainers.config import TrainConfig
 from agentworld.trainers.data import Sample, batch_stream
-from agentworld.trainers.loop import BaseTrainer, lr_factor
+from agentworld.trainers.loop import BaseTrainer, lr_factor, time_is_up
 from agentworld.trainers.models import (
     TOKENIZER_FILES,
     ModelSpecError,
@@ -65,7 +65,8 @@ class RlConfig(TrainConfig):
         top_p: Nucleus mass of the sampler.
         top_k: Top-k of the sampler (0 = off).
         clip_eps: PPO clip range of the importance ratio.
-        kl_coef: ``beta``, weight of the k3 KL to the starting model (0: no reference model).
+        beta: Weight of the k3 KL to the starting model (0: no reference model); TRL's name.
+            ``kl_coef`` is accepted as a deprecated alias (older pipeline files).
         reward: Reward plugin name.
         reward_weights: Component weights of the ``hybrid`` reward (default: its own).
         reward_options: Other options of the reward's factory (``components``,
@@ -87,12 +88,24 @@ class RlConfig(TrainConfig):
     top_p: float = Field(1.0, gt=0, le=1)
     top_k: int = Field(0, ge=0)
     clip_eps: float = Field(0.2, gt=0, lt=1)
-    kl_coef: float = Field(0.04, ge=0)
+    beta: float = Field(0.04, ge=0)
     reward: str = "hybrid"
     reward_weights: dict[str, float] | None = None
     reward_options: dict[str, Any] = Field(default_factory=dict)
     domain: str | None = None
     engine_options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kl_coef_alias(cls, data: Any) -> Any:
+        """``kl_coef`` (the old name of ``beta``) still works, with a ``DeprecationWarning``."""
+        if isinstance(data, dict) and "kl_coef" in data:
+            if "beta" in data:
+                raise ValueError("give the KL weight once: beta (kl_coef is its deprecated alias)")
+            warnings.warn("rl option kl_coef is deprecated; call it beta (TRL's name)",
+                          DeprecationWarning, stacklevel=2)
+            data = {("beta" if k == "kl_coef" else k): v for k, v in data.items()}
+        return data
 
     @model_validator(mode="after")
     def _lengths(self) -> RlConfig:
@@ -206,7 +219,7 @@ class RlTrainer(BaseTrainer):
         lora = cfg.lora is not None
         policy = unwrapped.get_base_model() if lora else unwrapped  # LoRA layers live inside
         reference = None
-        if cfg.kl_coef > 0 and not lora:
+        if cfg.beta > 0 and not lora:
             reference = _reference_model(cfg, tokenizer, acc.device)
         context = getattr(policy.config.get_text_config(), "max_position_embeddings", None)
         if context is not None and cfg.max_seq_len > context:
@@ -240,10 +253,9 @@ class RlTrainer(BaseTrainer):
         start_trackers(acc, cfg.report_to, out, "agentworld-rl", cfg.model_dump(mode="json"))
         start, base_elapsed = time.perf_counter(), c["elapsed_s"]
 
-        def finished() -> bool:
+        def finished() -> bool:  # the base loop's rule: every rank stops at the same step
             elapsed = base_elapsed + time.perf_counter() - start
-            by_time = cfg.time_budget_s is not None and elapsed >= cfg.time_budget_s
-            return by_time or (total is not None and c["step"] >= total)
+            return time_is_up(acc, cfg.time_budget_s, elapsed) or (total is not None and c["step"] >= total)
 
         done = finished()
         while not done:
@@ -272,24 +284,19 @@ class RlTrainer(BaseTrainer):
             )
             model.train()
             num_tokens = sum(len(r.token_ids) for r in rollouts)
-            sums = {"loss": 0.0, "kl": 0.0, "clipped": 0.0, "ratio": 0.0}
-            per_micro = len(rollouts) // cfg.grad_accum
-            for m in range(cfg.grad_accum):
-                part = slice(m * per_micro, (m + 1) * per_micro)
-                sync = nullcontext() if m == cfg.grad_accum - 1 else acc.no_sync(model)
-                with sync:
-                    parts = self._micro_loss(
-                        model, unwrapped, reference, tokenizer, rollouts[part],
-                        advantages[part], cfg, num_tokens, acc.device,
-                    )
-                    acc.backward(parts.loss)
-                sums["loss"] += parts.loss.item()
-                sums["kl"] += parts.kl_sum
-                sums["clipped"] += parts.clipped_sum
-                sums["ratio"] += parts.ratio_sum
-            acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            opt.step()
-            opt.zero_grad()
+            pad_id = _pad_id(tokenizer)
+
+            def loss_of(part: slice) -> grpo.LossParts:
+                return grpo.micro_batch_loss(
+                    model, answer_batch(self._prompts, rollouts[part], pad_id, acc.device),
+                    advantages[part], logprobs_of=answer_logprobs, reference=reference,
+                    unwrapped=unwrapped, clip_eps=cfg.clip_eps, beta=cfg.beta,
+                    num_tokens=num_tokens,
+                )
+
+            sums = grpo.optimizer_step(
+                acc, model, opt, len(rollouts), cfg.grad_accum, cfg.max_grad_norm, loss_of
+            )
             c["step"] += 1
             c["tokens"] += num_tokens * acc.num_processes
             # The cached KV was computed with the old weights: new model version, new salt.
@@ -358,39 +365,6 @@ class RlTrainer(BaseTrainer):
         record["format_valid"] = sum(r.prediction is not None for r in rollouts) / n
         record["_rewards"] = scores
         return record
-
-    def _micro_loss(
-        self,
-        model: Any,
-        unwrapped: Any,
-        reference: Any,
-        tokenizer: Any,
-        rollouts: list[Rollout],
-        advantages: torch.Tensor,
-        cfg: RlConfig,
-        num_tokens: int,
-        device: torch.device,
-    ) -> grpo.LossParts:
-        batch = answer_batch(self._prompts, rollouts, _pad_id(tokenizer), device)
-        logprobs = answer_logprobs(model, batch)
-        ref_logprobs = None
-        if cfg.kl_coef > 0:
-            with torch.no_grad():
-                if reference is not None:
-                    ref_logprobs = answer_logprobs(reference, batch)
-                else:  # LoRA: the base model is the reference
-                    with unwrapped.disable_adapter():
-                        ref_logprobs = answer_logprobs(model, batch)
-        return grpo.grpo_loss(
-            logprobs,
-            batch["old_logprobs"],
-            ref_logprobs,
-            advantages.to(device),
-            batch["mask"],
-            clip_eps=cfg.clip_eps,
-            beta=cfg.kl_coef,
-            num_tokens=num_tokens,
-        )
 
 
 def answer_batch(

@@ -16,11 +16,12 @@ import json
 import math
 import os
 import random
-import tempfile
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from agentworld.core.io import atomic_write
 
 FORMAT_VERSION = 1
 
@@ -235,8 +236,8 @@ class QLearningAgent:
         return agent
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the agent as JSON to ``path`` atomically (temporary file, then ``os.replace``)."""
-        return write_text_atomic(path, json.dumps(self.to_dict()))
+        """Write the agent as JSON to ``path`` atomically (:func:`agentworld.core.io.atomic_write`)."""
+        return Path(atomic_write(os.fspath(path), json.dumps(self.to_dict())))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> QLearningAgent:
@@ -247,23 +248,6 @@ class QLearningAgent:
             ValueError: the file is not a saved Q-learning agent.
         """
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same directory and
-    ``os.replace``, so readers see the old file or the new one, never a partial one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
 
 
 def _rng_state_to_json(state: tuple[Any, ...]) -> list[Any]:

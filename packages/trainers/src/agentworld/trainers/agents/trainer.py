@@ -23,6 +23,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentworld.core import plugins
+from agentworld.core.io import atomic_write
 from agentworld.core.types import Episode
 from agentworld.trainers.agents.envs import (
     EnvSpec,
@@ -37,7 +38,7 @@ from agentworld.trainers.agents.envs import (
     parse_env_spec,
 )
 from agentworld.trainers.agents.evaluate import evaluate_agent, evaluate_random
-from agentworld.trainers.agents.qlearning import EpsilonSchedule, QLearningAgent, write_text_atomic
+from agentworld.trainers.agents.qlearning import EpsilonSchedule, QLearningAgent
 from agentworld.trainers.config import option_help, validate_config
 
 AGENT_FILE = "agent.json"
@@ -341,7 +342,7 @@ def train_q_learning(cfg: AgentConfig) -> str:
                 f"[{low:.3f}, {high:.3f}], mean return {e['mean_return']:.2f}"
             )
     metrics["wall_s"] = time.monotonic() - started
-    write_text_atomic(out / METRICS_FILE, json.dumps(metrics, indent=1) + "\n")
+    atomic_write(str(out / METRICS_FILE), json.dumps(metrics, indent=1) + "\n")
     return str(out)
 
 

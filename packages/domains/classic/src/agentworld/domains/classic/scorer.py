@@ -15,21 +15,12 @@ An exact text match, and only that, scores 1.0; an empty prediction scores 0.
 
 from __future__ import annotations
 
+from agentworld.core.sequences import lcs_f1
 from agentworld.core.types import Observation
 from agentworld.domains.classic.variants import Variant
 
 W_CELLS, W_LINES = 0.7, 0.3
 INEXACT_MAX = 0.99
-
-
-def _lcs(a: list[str], b: list[str]) -> int:
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
 
 
 def split(text: str, height: int) -> tuple[list[str], list[str]]:
@@ -63,5 +54,5 @@ def score(variant: Variant, predicted: str, reference: Observation | str) -> flo
     grid_r, info_r = split(ref_text, height)
     info_p = [line for line in info_p if line]
     info_r = [line for line in info_r if line]
-    lines = 2 * _lcs(info_p, info_r) / (len(info_p) + len(info_r)) if info_p or info_r else 1.0
+    lines = lcs_f1(info_p, info_r)
     return min(INEXACT_MAX, W_CELLS * cell_accuracy(grid_p, grid_r) + W_LINES * lines)

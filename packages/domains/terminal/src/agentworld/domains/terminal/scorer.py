@@ -17,6 +17,7 @@ reference has none either). An exact text match scores 1.0.
 
 from __future__ import annotations
 
+from agentworld.core.sequences import lcs_f1
 from agentworld.core.types import Observation
 from agentworld.domains.terminal.prompt import split_prompt
 
@@ -24,24 +25,9 @@ W_LINES, W_EXIT, W_CWD = 0.6, 0.2, 0.2
 MAX_LINES = 400
 
 
-def _lcs(a: list[str], b: list[str]) -> int:
-    if not a or not b:
-        return 0
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
-
-
 def line_f1(predicted: str, reference: str) -> float:
     """Order-aware line F1 ``2 LCS / (p + r)`` in [0, 1]; 1.0 when both have no lines."""
-    a, b = predicted.splitlines()[:MAX_LINES], reference.splitlines()[:MAX_LINES]
-    if not a and not b:
-        return 1.0
-    return 2 * _lcs(a, b) / (len(a) + len(b))
+    return lcs_f1(predicted.splitlines()[:MAX_LINES], reference.splitlines()[:MAX_LINES])
 
 
 def score(predicted_text: str, reference: Observation | str) -> float:

@@ -1,0 +1,10 @@
+"""The one LCS of the tree (:mod:`agentworld.core.sequences`), used by the domain scorers."""
+
+from agentworld.core.sequences import lcs_f1, lcs_length
+
+
+def test_lcs_length_and_f1() -> None:
+    assert lcs_length("ABCBDAB", "BDCABA") == 4  # CLRS 15.4's example
+    assert lcs_length([], ["a"]) == 0 and lcs_length(["a", "b"], ["b", "a"]) == 1
+    assert lcs_f1([], []) == 1.0 and lcs_f1(["a"], []) == 0.0
+    assert lcs_f1(["a", "b", "c"], ["a", "c"]) == 2 * 2 / 5
