@@ -48,6 +48,8 @@ def test_toy_text_env_takes_strings_and_actions() -> None:
     by_action = env.step(Action(text="right"))
     assert by_text[0] == by_action[0] and by_text[1:4] == by_action[1:4]
     assert by_text[0].state["s"] == 1 and by_text[0] in env.observation_space
+    with pytest.raises(TypeError, match="action must be a str or Action"):
+        env.step(2)  # a Discrete index is not this env's action
     env.close()
 
 

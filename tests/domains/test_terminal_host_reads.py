@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import tempfile
 import time
 from pathlib import Path
 
@@ -209,3 +210,24 @@ def test_what_the_agent_gets_holds_no_host_path() -> None:
         assert env.privileged_state()["files"] == {"a": "2B e5fa44f2b3", "x": "0B da39a3ee5e"}
     finally:
         env.close()
+
+
+def test_a_dead_session_with_a_deep_tree_is_swept() -> None:
+    """A collector killed mid-episode leaves its session directory; the next process sweeps it
+    whatever the agent built there (os.walk/shutil.rmtree recursed past 1,000 levels)."""
+    from agentworld.domains.terminal.roots import sweep_dead_sessions
+
+    parent = Path(tempfile.mkdtemp(dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None))
+    try:
+        dead = parent / "agentworld-run-999999999-1"
+        (dead / "agentworld-ep-x").mkdir(parents=True)
+        fd = os.open(dead / "agentworld-ep-x", os.O_RDONLY)
+        for _ in range(2000):
+            os.mkdir("d", dir_fd=fd)
+            fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+            os.close(old)
+        os.close(fd)
+        assert sweep_dead_sessions(str(parent)) == [str(dead)]
+        assert list(parent.iterdir()) == []
+    finally:
+        remove_tree(parent)

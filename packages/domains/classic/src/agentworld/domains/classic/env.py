@@ -133,10 +133,16 @@ class ClassicEnv(gymnasium.Env[str, str]):
 
         Raises:
             RuntimeError: ``step`` before ``reset``.
+            TypeError: ``action`` is neither a ``str`` nor an ``Action``.
         """
         if self.board is None:
             raise RuntimeError("ClassicEnv.step called before reset()")
         text = action.text if isinstance(action, Action) else action
+        if not isinstance(text, str):
+            valid = ", ".join(self.variant.actions)
+            raise TypeError(
+                f"action must be a str or Action (one of: {valid}), got {type(action).__name__}"
+            )
         word = text.strip().lower()
         self.num_steps += 1
         at_limit = self.max_episode_steps is not None and self.num_steps >= self.max_episode_steps

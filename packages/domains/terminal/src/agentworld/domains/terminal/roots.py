@@ -28,6 +28,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from agentworld.domains.terminal.safefs import remove_tree
+
 ROOT_ENV = "AGENTWORLD_TERMINAL_ROOT"  # directory for episode roots (overrides the default)
 SESSION_PREFIX = "agentworld-run-"
 _SESSION = re.compile(r"agentworld-run-(\d+)-(\d+)\Z")
@@ -106,16 +108,9 @@ def sweep_dead_sessions(parent: str) -> list[str]:
 def _remove_inside(top: str) -> None:
     """Delete the directory ``top`` (claimed, nothing else removes it), first giving back the
     owner's permissions an agent may have taken from directories inside it. Never follows a
-    link, never touches anything outside ``top``."""
-    with contextlib.suppress(OSError):
-        os.chmod(top, 0o700)
-    for here, dirs, _files in os.walk(top):
-        for name in dirs:
-            path = os.path.join(here, name)
-            if not os.path.islink(path):
-                with contextlib.suppress(OSError):
-                    os.chmod(path, 0o700)
-    shutil.rmtree(top, ignore_errors=True)
+    link, never touches anything outside ``top``, never recurses (a tree of any depth:
+    :func:`agentworld.domains.terminal.safefs.remove_tree`)."""
+    remove_tree(Path(top))
 
 
 def session_dir(parent: str | None = None) -> str:
