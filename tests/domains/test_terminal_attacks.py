@@ -23,6 +23,7 @@ import pytest
 from agentworld.core.types import Action
 from agentworld.domains.terminal.cgroup import cgroup_support
 from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.reaper import kill_leftovers
 from agentworld.domains.terminal.roots import sweep_dead_sessions
 from agentworld.domains.terminal.sandbox import SANDBOX_ENV_VAR, Limits, detect_sandbox
 
@@ -309,3 +310,21 @@ def test_memory_is_bounded_for_the_sandbox_as_a_whole(kind):
         assert text == "ok\nuser@sandbox:~$ "
     finally:
         env.close()
+
+
+def test_the_host_kills_what_the_shell_left(env):
+    """The host-side half of the per-step cleanup (``reaper.kill_leftovers``) finds every
+    process of the sandbox's pid namespace but the shell, however it was started."""
+    shell = env._shell
+    assert shell is not None and shell._child is not None
+    marker = f"aw-left-{uuid.uuid4().hex[:8]}"
+    start = f"bash -c 'exec -a {marker} sleep 999'"
+    shell._child.sendline(f"{start} & setsid {start} & ({start} &); sleep 999")
+    deadline = time.monotonic() + 10
+    while len(_processes_with(marker)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(_processes_with(marker)) == 3
+    assert kill_leftovers(shell._child.pid, shell._shell_pgrp) >= 4  # and the foreground sleep
+    assert _gone(marker, 2.0)
+    text, _ = run(env, "echo ok")
+    assert text.endswith("ok\nuser@sandbox:~$ ")

@@ -11,8 +11,8 @@ the pid namespace. Standard library only (it runs with ``-I -S``). It:
    ``bind-mount.c`` does), symlinks, size-limited tmpfs, a minimal ``/dev``, a new ``/proc``;
 3. switches into the new root with ``pivot_root`` and detaches the host's tree, so no host
    path is under the sandbox's root any more, then makes the new root read-only;
-4. replaces itself (``exec``) with ``sh`` as the pid namespace's init, which runs COMMAND as its child (COMMAND
-   drops to an unprivileged uid in a nested user namespace, see
+4. replaces itself (``exec``) with ``sh`` as the pid namespace's init, which runs COMMAND as
+   its child (COMMAND drops to an unprivileged uid in a nested user namespace, see
    :mod:`agentworld.domains.terminal.sandbox`).
 
 Mount flags and calls are those of ``mount(2)``, ``umount(2)`` and ``<linux/mount.h>``.

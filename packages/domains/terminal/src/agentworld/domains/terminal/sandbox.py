@@ -9,8 +9,8 @@ minimal ``/dev``, and the episode root at ``/home/agent``) and give the same gua
   hostname ``sandbox``, the shell runs as uid/gid 1000 (``user``) with no capabilities,
   ``--die-with-parent``.
 * ``unshare`` (util-linux >= 2.38) fallback: new user, mount, pid, network, ipc and uts
-  namespaces. The root of the new user namespace builds the view under a tmpfs,
-  switches into it with ``pivot_root`` and detaches the host's tree (the host's ``/tmp``, ``/home`` or
+  namespaces. The root of the new user namespace builds the view under a tmpfs, switches
+  into it with ``pivot_root`` and detaches the host's tree (the host's ``/tmp``, ``/home`` or
   ``/work`` are then not under the sandbox's root at all, so no ``umount`` can uncover them),
   then starts bash in a nested user namespace as uid 1000 with no capabilities and
   ``no_new_privs`` (``umount`` fails with EPERM). ``--kill-child`` gives the namespace's init

@@ -12,10 +12,10 @@ is noticed at once and cancelled with Ctrl-C, as a person would. Terminal echo i
 ``PROMPT_COMMAND``, ``PS1`` and ``PS2`` are read-only.
 
 Before each prompt, processes left running in the background by the command are killed
-(``disown -a; kill -9 -1`` inside the pid namespace), and after it the host kills whatever is
-still there besides the shell (:mod:`agentworld.domains.terminal.reaper`): every command runs
-to completion, no job outlives its step (this also ends fork bombs), and episodes stay
-reproducible.
+(``builtin disown -a; builtin kill -9 -1`` inside the pid namespace), and after it the host
+kills whatever is still there besides the shell (:mod:`agentworld.domains.terminal.reaper`):
+every command runs to completion, no job outlives its step (this also ends fork bombs), and
+episodes stay reproducible.
 
 A line longer than :data:`LINE_MAX` bytes would be cut by the terminal's line buffer (4,095
 bytes, ``N_TTY_BUF_SIZE``); it is passed through a read-only file instead and run with
@@ -113,8 +113,8 @@ class Shell:
         self._child.ptyproc.delayafterclose = self._child.ptyproc.delayafterterminate = 0.01
         tok = self._token.decode()
         init = (
-            "__aw_k=0; PROMPT_COMMAND='__aw_rc=$?; disown -a; kill -9 -1 2>/dev/null; "
-            "shopt -s promptvars; __aw_k=$((__aw_k+1)); "
+            "__aw_k=0; PROMPT_COMMAND='__aw_rc=$?; builtin disown -a; "
+            "builtin kill -9 -1 2>/dev/null; builtin shopt -s promptvars; __aw_k=$((__aw_k+1)); "
             f'if ((__aw_rc)); then __aw_st="[$__aw_rc] "; else __aw_st=; fi\'; '
             f"PS1=$'\\x1e{tok}:${{__aw_k}}:${{__aw_rc}}:${{PWD//\\x1f/\\x1f\\x1f}}\\x1f"
             f"${{__aw_st}}user@sandbox:\\\\w$ \\x1e{tok}.\\x1f'; "
