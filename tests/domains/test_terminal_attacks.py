@@ -165,7 +165,7 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-def _gone(marker: str, within_s: float = 5.0) -> bool:
+def _gone(marker: str, within_s: float = 10.0) -> bool:
     deadline = time.monotonic() + within_s
     while _processes_with(marker):
         if time.monotonic() > deadline:
