@@ -153,10 +153,18 @@ def test_confidence_interval(result):
     s = result.overall["empty"]["exact_match"]
     std = math.sqrt((4 * (1 / 3) ** 2 + 2 * (2 / 3) ** 2) / 5)
     assert s.std == pytest.approx(std)
-    assert s.ci_low == 0.0  # 1/3 - 1.96 * 0.516 / sqrt(6) < 0, clipped
-    assert s.ci_high == pytest.approx(1 / 3 + 1.959963984540054 * std / math.sqrt(6))
+    # 2 of 6 exact: the Wilson score interval (closed form, Wilson 1927), not mean +/- 1.96 s/sqrt(n)
+    z, n, p = 1.959963984540054, 6, 1 / 3
+    centre, half = (p + z * z / (2 * n)), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert (s.ci_low, s.ci_high) == pytest.approx(
+        ((centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n))
+    )
+    none = stat([0.0] * 40)  # never the degenerate [0, 0]
+    assert none.ci_low == 0.0 and none.ci_high == pytest.approx(0.0876, abs=1e-4)
     one = stat([0.5])
     assert (one.ci_low, one.ci_high, one.n) == (0.0, 1.0, 1)
+    graded = stat([0.1, 0.2, 0.4, 0.9, 0.5, 0.3])  # non-binary: bootstrap of the mean, seeded
+    assert graded.ci_low < graded.mean < graded.ci_high and graded == stat([0.1, 0.2, 0.4, 0.9, 0.5, 0.3])
     with pytest.raises(ValueError):
         stat([])
 

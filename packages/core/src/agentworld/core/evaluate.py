@@ -21,10 +21,8 @@ Rewards receive the parsed observation (``None`` when malformed) as the
 prediction, the real observation text as the reference, and a context dict
 ``{"raw", "domain", "reference", "action", "turn", "episode_id"}``.
 
-Confidence intervals use the normal approximation
-``mean +/- 1.96 * s / sqrt(n)`` with the sample standard deviation ``s``
-(``ddof=1``), clipped to ``[0, 1]``; with ``n == 1`` the interval is the whole
-``[0, 1]`` range (nothing is known about the spread).
+Confidence intervals come from scipy (:mod:`agentworld.core.intervals`): Wilson score
+intervals for 0/1 scores (a proportion), a percentile bootstrap of the mean for other scores.
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentworld.core.formats import sft_pair
+from agentworld.core.intervals import interval
 from agentworld.core.protocols import OutputDomain, RewardFn, WorldModel
 from agentworld.core.types import Action, Episode, Observation
 from pydantic import BaseModel, Field
@@ -125,7 +124,7 @@ class EvalResult(BaseModel):
     num_episodes: int
     num_transitions: int
     num_nonempty: int
-    ci_method: str = "normal approximation, 95%, sample std (ddof=1); n=1 -> [0, 1]"
+    ci_method: str = "95%: Wilson score (0/1 scores), percentile bootstrap of the mean (others; n=1 -> [0, 1])"
     overall: dict[str, dict[str, MetricStat]]
     nonempty: dict[str, dict[str, MetricStat]]
     by_action_type: dict[str, dict[str, dict[str, MetricStat]]]
@@ -196,7 +195,8 @@ def transitions(
 
 
 def stat(values: Sequence[float]) -> MetricStat:
-    """Mean, sample std and normal-approximation 95% CI of ``values`` (``n >= 1``).
+    """Mean, sample std and 95% CI of ``values`` (``n >= 1``; CI from
+    :func:`agentworld.core.intervals.interval`: Wilson for 0/1 scores, else bootstrap).
 
     Raises:
         ValueError: ``values`` is empty.
@@ -205,13 +205,9 @@ def stat(values: Sequence[float]) -> MetricStat:
     if n == 0:
         raise ValueError("stat() needs at least one value")
     mean = sum(values) / n
-    if n == 1:
-        return MetricStat(mean=mean, n=1, std=0.0, ci_low=0.0, ci_high=1.0)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = Z95 * std / math.sqrt(n)
-    return MetricStat(
-        mean=mean, n=n, std=std, ci_low=max(0.0, mean - half), ci_high=min(1.0, mean + half)
-    )
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    low, high = interval(values)
+    return MetricStat(mean=mean, n=n, std=std, ci_low=low, ci_high=high)
 
 
 def _aggregate(rows: Sequence[EvalRow], metrics: Sequence[str]) -> dict[str, MetricStat]:

@@ -54,6 +54,15 @@ class RunState:
         if not self.ood_url:  # beside the held-out file, as the collect stage writes it
             self.ood_url = self.heldout_url.rsplit("/", 1)[0] + "/ood.jsonl"
 
+    def loss_logs(self) -> dict[str, str]:
+        """``{stage: train_log.jsonl URL}`` of the stages that trained here, in the order they
+        ran; for a standalone eval, the evaluated checkpoint's own log."""
+        logs = {stage: f"{fact['checkpoint']}/train_log.jsonl" for stage, fact in self.facts.items()
+                if isinstance(fact, dict) and fact.get("checkpoint")}  # fmt: skip
+        if not logs and self.checkpoint:
+            logs = {"checkpoint": f"{self.checkpoint}/train_log.jsonl"}
+        return logs
+
     def report_facts(self) -> dict[str, Any]:
         """What ``report.md`` and ``metrics.json`` list atop the scores: facts and timings (s)."""
         return {"facts": self.facts, "timings_s": self.timings_s}
@@ -191,7 +200,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     if ood_items:
         state.facts["eval"]["ood_transitions"] = len(ood_items)
     state.eval_result = result
-    paths = write_report(result, state.dir, extra=state.report_facts())
+    paths = write_report(result, state.dir, extra=state.report_facts(), loss_logs=state.loss_logs())
     _print_overall(result, console)
     return paths
 
@@ -352,7 +361,8 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
     if state.eval_result is not None:  # the report was written before the later stages' timings
         from agentworld.core.report import write_report
 
-        write_report(state.eval_result, state.dir, extra=state.report_facts())
+        write_report(state.eval_result, state.dir, extra=state.report_facts(),
+                     loss_logs=state.loss_logs())
     atomic_write(f"{state.dir}/run.json", json.dumps(
         {"stages": config.stages(), "timings_s": state.timings_s, "facts": state.facts,
          "checkpoint": state.checkpoint}, indent=2))

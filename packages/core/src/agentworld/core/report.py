@@ -9,7 +9,8 @@
 * ``report.md`` - markdown tables (overall, non-empty-output subset, in- vs
   out-of-distribution and in-episode consistency side by side, per action type, per
   collecting policy, per turn index) and example predictions vs references;
-* ``fidelity.png`` - bars by metric per model, and the main metric by turn.
+* ``fidelity.png`` - :mod:`agentworld.core.figure`: metrics overall and on non-empty outputs,
+  the main metric by turn and by action type, the training loss of the stages that ran.
 
 Every file is written atomically (temporary sibling, then rename).
 matplotlib is imported lazily and drawn with the Agg canvas (no pyplot, no
@@ -18,13 +19,16 @@ global backend change, no display needed).
 
 from __future__ import annotations
 
-import io
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
+import fsspec
+
 from agentworld.core.evaluate import EvalResult, EvalRow, MetricStat
-from agentworld.core.io import atomic_write, write_jsonl
+from agentworld.core.figure import render_figure
+from agentworld.core.io import atomic_write, iter_jsonl, write_jsonl
 
 NUM_EXAMPLES = 3
 
@@ -216,51 +220,26 @@ def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_figure(result: EvalResult) -> bytes:
-    """``fidelity.png`` as PNG bytes: left, grouped bars (mean and 95% CI) by metric
-    for each model; right, the main metric by turn index, one line per model."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    fig = Figure(figsize=(12, 4.5), dpi=100)
-    FigureCanvasAgg(fig)
-    bars, lines = fig.subplots(1, 2)
-    n_models, metrics = len(result.models), result.metrics
-    width = 0.8 / n_models
-    for j, name in enumerate(result.models):
-        stats = [result.overall[name][m] for m in metrics]
-        xs = [i + (j - (n_models - 1) / 2) * width for i in range(len(metrics))]
-        means = [s.mean for s in stats]
-        errs = [[s.mean - s.ci_low for s in stats], [s.ci_high - s.mean for s in stats]]
-        bars.bar(xs, means, width, yerr=errs, capsize=3, label=name)
-    bars.set_xticks(range(len(metrics)), metrics, rotation=20, ha="right")
-    bars.set_ylim(0, 1.05)
-    bars.set_ylabel("mean score")
-    bars.set_title("Fidelity by metric")
-    bars.legend(fontsize="small")
-    for name in result.models:
-        turns = sorted(result.by_turn[name])
-        lines.plot(
-            turns,
-            [result.by_turn[name][t][result.main_metric].mean for t in turns],
-            marker="o",
-            label=name,
-        )
-    lines.set_ylim(0, 1.05)
-    lines.xaxis.set_major_locator(MaxNLocator(integer=True))
-    lines.set_xlabel("turn index")
-    lines.set_ylabel(result.main_metric)
-    lines.set_title(f"{result.main_metric} by turn")
-    lines.legend(fontsize="small")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+def read_loss_curves(logs: Mapping[str, str]) -> dict[str, list[tuple[int, float]]]:
+    """``{stage: [(step, loss), ...]}`` from ``{stage: train_log.jsonl URL}``; a missing log,
+    or records without ``loss`` (an RL stage logs rewards), give no points."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for stage, url in logs.items():
+        fs, path = fsspec.core.url_to_fs(url)
+        if not fs.exists(path):
+            continue
+        points = [(int(r["step"]), float(r["loss"])) for _, r in iter_jsonl(url)
+                  if "step" in r and isinstance(r.get("loss"), int | float)]  # fmt: skip
+        if points:
+            out[stage] = points
+    return out
 
 
 def write_report(
-    result: EvalResult, run_dir: str, extra: dict[str, Any] | None = None
+    result: EvalResult,
+    run_dir: str,
+    extra: dict[str, Any] | None = None,
+    loss_logs: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """Write the report files into ``run_dir`` (an fsspec URL; created if missing).
 
@@ -269,6 +248,8 @@ def write_report(
         run_dir: Target directory.
         extra: JSON-serialisable run facts (model path, dataset, ...) stored
             under ``"extra"`` in ``metrics.json`` and listed atop ``report.md``.
+        loss_logs: ``{stage: train_log.jsonl URL}`` of the stages that trained the model, in
+            order; drawn in ``fidelity.png`` (:func:`agentworld.core.figure.render_figure`).
 
     Returns:
         ``{"metrics": url, "predictions": url, "report": url, "figure": url}``.
@@ -288,5 +269,6 @@ def write_report(
     atomic_write(paths["metrics"], json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
     write_jsonl(paths["predictions"], result.rows)
     atomic_write(paths["report"], render_markdown(result, extra))
-    atomic_write(paths["figure"], render_figure(result))
+    curves = read_loss_curves(loss_logs or {})
+    atomic_write(paths["figure"], render_figure(result, curves))
     return paths

@@ -1,0 +1,71 @@
+"""``fidelity.png``: the panels a person reads (overall vs non-empty, by turn with n and
+intervals from 10 transitions on, by action type, training loss of the stages that ran)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from agentworld.core import plugins
+from agentworld.core.builtins import ConstantWorldModel
+from agentworld.core.evaluate import evaluate, transitions
+from agentworld.core.figure import MIN_TURN_N
+from agentworld.core.report import read_loss_curves, write_report
+from agentworld.core.types import Action, Episode, Observation, Step
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+COMMANDS = ["ls", "echo hi", "cat notes", "pwd", "touch x", "mkdir d"]
+
+
+def _episodes(n: int, seed: int = 0) -> list[Episode]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        steps = []
+        for _ in range(rng.randint(2, 14)):  # late turns are rare: fewer than 10 transitions
+            cmd = rng.choice(COMMANDS)
+            text = "" if cmd.startswith(("touch", "mkdir")) else rng.choice(["a", "hi", "/home"])
+            steps.append(Step(action=Action(text=cmd), observation=Observation(text=text)))
+        out.append(Episode(id=f"e{i}", domain="toy", initial_observation=Observation(text=""),
+                           steps=steps, metadata={"policy": "scripted"}))  # fmt: skip
+    return out
+
+
+class FirstWord:
+    """Action type = the command's first word."""
+
+    name, version = "toy", "1"
+
+    def action_type(self, action: Action) -> str:
+        return action.text.split()[0]
+
+
+def test_report_figure_with_loss_curves(tmp_path):
+    items = transitions(_episodes(30), domain=FirstWord())
+    result = evaluate(
+        {"copy": ConstantWorldModel("copy-previous"), "empty": ConstantWorldModel("empty")},
+        items,
+        {"exact_match": plugins.get_reward("exact_match")},
+        domain=FirstWord(),
+    )
+    assert set(result.by_action_type["copy"]) == {w.split()[0] for w in COMMANDS}
+    logs = {}
+    for stage, start in (("cpt", 6.0), ("sft", 3.0)):
+        ckpt = tmp_path / stage
+        ckpt.mkdir()
+        records = [{"step": s, "loss": start / s, "lr": 1e-3} for s in range(1, 41)]
+        (ckpt / "train_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        logs[stage] = str(ckpt / "train_log.jsonl")
+    logs["rl"] = str(tmp_path / "missing" / "train_log.jsonl")
+    curves = read_loss_curves(logs)
+    assert list(curves) == ["cpt", "sft"] and curves["sft"][0] == (1, 3.0)
+    paths = write_report(result, str(tmp_path / "run"), loss_logs=logs)
+    png = (tmp_path / "run" / "fidelity.png").read_bytes()
+    assert png.startswith(PNG_MAGIC) and len(png) > 50_000
+    assert paths["figure"].endswith("fidelity.png")
+    # some turns are below the threshold and some above: the panel drops exactly those
+    ns = {t: g["exact_match"].n for t, g in result.by_turn["copy"].items()}
+    assert any(n < MIN_TURN_N for n in ns.values()) and any(n >= MIN_TURN_N for n in ns.values())
+    # an all-zero proportion has a real interval, never [0, 0]
+    empty = result.nonempty["empty"]["exact_match"]
+    assert empty.mean == 0.0 and empty.ci_high > 0.0
