@@ -321,6 +321,12 @@ class RlTrainer(BaseTrainer):
                 "elapsed_s": round(base_elapsed + now - start, 3),
             }
             if c["step"] % cfg.log_every == 0 or done:
+                if acc.num_processes > 1:  # means over ranks, not rank 0's alone
+                    keys = [k for k in ("loss", "reward", "kl", "clip_frac", "ratio")
+                            if isinstance(record.get(k), int | float)]  # fmt: skip
+                    local = torch.tensor([record[k] for k in keys], dtype=torch.float64,
+                                         device=acc.device)  # fmt: skip
+                    record.update(zip(keys, acc.reduce(local, reduction="mean").tolist()))
                 if acc.is_main_process:
                     ckpt.append_log(out, record)
                     if cfg.report_to:
