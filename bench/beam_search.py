@@ -13,7 +13,7 @@ to greedy. ``--transformers`` adds, per beam count, transformers' own ``generate
 length_penalty=0)`` one prompt at a time, the reference the engine's outputs agree with (it prefills
 every beam). ``1`` beam runs the default paged engine (what ``agentworld eval`` runs without
 ``--num-beams``); more run :class:`agentworld.sim.beam.BeamSearchEngine`. All decoders see the
-same prompts, so their difference is the decoder's alone, free of training noise (bench/README.md,
+same prompts, so their difference is the decoder's alone, free of training noise (docs/bench-history.md,
 "Quickstart fidelity, session 13").
 """
 

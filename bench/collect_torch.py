@@ -6,7 +6,7 @@ Each arm runs in a fresh interpreter (``plain`` imports only the core and the te
 ``torch`` first loads the ``sft`` trainer, as a pipeline's stage check does) and collects the
 same 300 episodes with 2 workers; arms alternate, twice each. Printed: seconds per arm and the
 ratio torch / plain. A process holding torch forks the sandboxes more slowly, which is why
-``run_pipeline`` checks stages after collection (bench/README.md, session 14).
+``run_pipeline`` checks stages after collection (docs/bench-history.md, session 14).
 """
 
 from __future__ import annotations

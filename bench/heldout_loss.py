@@ -14,12 +14,12 @@ cross-entropy (nats/token) and the share of target tokens whose argmax is wrong.
 ``--by-context`` also splits the held-out target tokens by how much context a copy needs: the
 shortest ``n`` (1, 2, 3, 4 or 6) such that every earlier occurrence of the last ``n`` tokens is
 followed by the target token, "ambiguous" when 6 tokens still do not decide, and "not copyable"
-when the target never follows them (bench/README.md, session 12, measured the copy prior's
+when the target never follows them (docs/bench-history.md, session 12, measured the copy prior's
 induction head with it).
 
 Two checkpoints trained on the same episodes are compared on the same target tokens, so this is a
 cheaper and much less noisy signal than exact match over a few hundred generated observations
-(bench/README.md, session 9, used it to tune the SFT batch size); the train/held-out gap tells
+(docs/bench-history.md, session 9, used it to tune the SFT batch size); the train/held-out gap tells
 over-fitting from under-training.
 """
 

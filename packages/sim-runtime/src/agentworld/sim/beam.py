@@ -15,7 +15,7 @@ which made it 1.97x as fast on 2 CPU cores (``bench/beam_search.py --transformer
 posteriori continuation); transformers' default, ``1``, divides it by the length and so favours
 longer answers. On the quickstart's held-out transitions, 3 beams raised exact match from
 0.635-0.642 to 0.662-0.670 on three checkpoints, at about 4x greedy decoding's time
-(bench/README.md, "Quickstart fidelity, session 13").
+(``bench/beam_search.py --beams 1 3``).
 
 Sampling has no beams: use the static or paged engine for ``temperature > 0``.
 """

@@ -11,7 +11,7 @@ Small models learn this circuit only after a long loss plateau. Aoyama et al. 20
 Formation of Induction Heads", arXiv 2511.16893) fit the emergence point at about
 ``10**5.7 * sqrt(batch * context)`` training tokens: ~45M tokens for 8 x 1,024-token batches,
 ten times what the quickstart's 10 CPU-minutes train on. We measured exactly that plateau
-(``bench/copy_vs_lookup.py``). So instead of waiting for it, :func:`apply_copy_prior` writes the
+(``experiments/copy_vs_lookup.py``). So instead of waiting for it, :func:`apply_copy_prior` writes the
 circuit into the weights of a freshly built Qwen3 model; training then sharpens and reuses it.
 
 The induction head matches the last *four* tokens (the current one and three before it) against
@@ -21,7 +21,7 @@ jumps to any earlier place after that token. Terminal output is full of them. A 
 slips inside generated text: every sentence ends in ``.`` and a newline, every listing entry in
 ``.txt`` and two spaces. Matching four tokens deep continues the copy there (on the quickstart's
 held-out observations, 10% of the tokens are determined by the last 3 or 4 tokens but not by the
-last 2: ``bench/heldout_loss.py --by-context``, bench/README.md, session 12).
+last 2: ``bench/heldout_loss.py --by-context``).
 
 A third mechanism selects *where* to copy from at the start of an answer, when ``<predicted_observation>``
 and a newline are all the answer has so far and a bigram points nowhere. SFT rationales restate the

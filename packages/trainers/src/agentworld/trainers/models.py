@@ -57,8 +57,8 @@ PRESETS: dict[str, Preset] = {
     "default": Preset(384, 2, 6, 1, 64, 1024, 2048),
     # `default` with 2 KV heads plus the copy prior (4-token induction and a selection head working
     # at step 0): the quickstart's model, 4.0M parameters; held-out exact match 0.638, on non-empty
-    # outputs 0.544 (mean of 5 quickstart runs, session 12; `default` without the prior: 0.29 / 0.12
-    # in session 5; bench/README.md).
+    # outputs 0.544 (mean of 5 `agentworld quickstart` runs; `default` without the prior: 0.29 /
+    # 0.12; bench/README.md has the current figures).
     "copy": Preset(384, 2, 6, 2, 64, 1024, 2048, rope_theta=1e6, copy_prior=True),
     # Narrower and deeper, 3.4M parameters: ~5.6k tokens/s on the same cores.
     "deep": Preset(256, 4, 4, 2, 64, 640, 2048),

@@ -150,6 +150,7 @@ def default_root_parent() -> str | None:
     entries in name order on every machine. It is not the default: ``ls -l`` then shows tmpfs
     directory sizes (40 bytes + 20 per entry) instead of ext4's constant 4,096, and three
     quickstart runs on tmpfs data averaged 0.469 exact match on non-empty outputs against
-    0.505 in two runs of the same code on ``/tmp`` (bench/README.md, session 11).
+    0.505 in two runs of the same code on ``/tmp`` (``agentworld quickstart``, run with and
+    without the variable).
     """
     return session_dir()

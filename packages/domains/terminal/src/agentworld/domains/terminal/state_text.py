@@ -19,7 +19,8 @@ so the observation can be copied from behind it. Example::
 
 Long listings (``ls -l DIR`` pieces, sizes and all) were tried and left out: their lines repeat
 the same tokens (``-rw-r--r-- 1 user user``, the date), so a copy loses its line, and they doubled
-the SFT sequences without raising ``ls -l`` fidelity (bench/README.md, quickstart, session 7).
+the SFT sequences without raising ``ls -l`` fidelity (``agentworld quickstart``'s fidelity
+report, by action type).
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ lr 2e-3 with 20 warm-up steps, batch 16, loss only on the tokens to predict:
 Prints the loss every 50 steps; chance is about 7.6 nats (the value alphabet's entropy).
 ``--preset copy`` starts from the copy prior (``agentworld.trainers.copy_prior``): a working
 induction circuit at step 0, so lookup starts far below chance (3.2 nats at step 0, 0.6 after 50
-steps; session 5's bigram head: 1.5 and 0.7, bench/README.md, session 12).
+steps; session 5's bigram head: 1.5 and 0.7, docs/bench-history.md, session 12).
 
-    uv run python bench/copy_vs_lookup.py --steps 600
-    uv run python bench/copy_vs_lookup.py --steps 100 --preset copy
+    uv run python experiments/copy_vs_lookup.py --steps 600
+    uv run python experiments/copy_vs_lookup.py --steps 100 --preset copy
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Tokenise a quickstart run's episodes for ``sweep.py``: SFT windows, CPT blocks, held-out prompts.
 
-    uv run python bench/recipe_sweep/prep.py runs/quickstart/checkpoints/cpt \
+    uv run python experiments/recipe_sweep/prep.py runs/quickstart/checkpoints/cpt \
         runs/quickstart/episodes/train.jsonl runs/quickstart/episodes/heldout.jsonl sweep-data small
 
 writes ``sweep-data/small.pt`` (token ids as int16 tensors) and ``sweep-data/tokenizer.json``.

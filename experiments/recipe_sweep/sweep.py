@@ -7,10 +7,10 @@ on one GPU at the token counts a 2-core CPU reaches in the quickstart's budget. 
 ``{"name": "base", "data": "small", "cpt_tokens": 840000, "tokens": 3400000}`` with optional
 ``arch`` ``[hidden, layers, heads, kv_heads, mlp]``, ``lr``, ``bs``, ``synth_tokens``.
 
-    python bench/recipe_sweep/sweep.py DATA_DIR small RUNS.json    # DEV=cpu for a CPU run
+    python experiments/recipe_sweep/sweep.py DATA_DIR small RUNS.json    # DEV=cpu for a CPU run
 
 Prints one JSON line per run (train loss, held-out exact match overall and on non-empty outputs)
-and appends it to ``$OUT/results.jsonl``. Results: ``bench/README.md``, "Recipe sweep on a GPU".
+and appends it to ``$OUT/results.jsonl``. Results: ``docs/bench-history.md``, "Recipe sweep on a GPU".
 """
 
 import json
