@@ -50,12 +50,14 @@ def _metric_bars(ax, result: EvalResult, colors: list) -> None:
             drawn = ax.bar(xs, [s.mean for s in stats], width, yerr=_errs(stats), capsize=2,
                            color=colors[j], alpha=0.55 if hatch else 0.95, hatch=hatch,
                            edgecolor=colors[j], label=label)  # fmt: skip
-            ax.bar_label(drawn, [f"{s.mean:.2f}" for s in stats], fontsize="x-small", padding=2)
+            if 2 * len(models) * len(metrics) <= 12:  # more labels than that overlap
+                ax.bar_label(drawn, [f"{s.mean:.2f}" for s in stats], fontsize="x-small", padding=2)
     ax.set_xticks(range(len(metrics)), metrics, rotation=15, ha="right")
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.3)  # room for the legend above the bars
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("mean score (95% CI)")
     ax.set_title("Fidelity by metric: all transitions vs non-empty real output")
-    ax.legend(fontsize="x-small", ncol=1 if len(models) < 3 else 2)
+    ax.legend(fontsize="x-small", ncol=1 if len(models) < 3 else 2, loc="upper left")
 
 
 def _by_turn(ax, result: EvalResult, colors: list) -> None:
@@ -114,7 +116,8 @@ def _losses(ax, curves: LossCurves | None) -> None:
     offset = 0
     for stage, points in curves.items():
         steps = [offset + s for s, _ in points]
-        ax.plot(steps, [v for _, v in points], lw=1.2, label=f"{stage} ({len(points)} records)")
+        ax.plot(steps, [v for _, v in points], lw=1.2, marker="o" if len(points) < 20 else None,
+                ms=3, label=f"{stage} ({len(points)} records)")  # fmt: skip
         if offset:
             ax.axvline(offset, color="grey", lw=0.6, ls=":")
         offset = steps[-1]
