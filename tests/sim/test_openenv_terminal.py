@@ -42,6 +42,7 @@ def test_openenv_client_runs_a_real_terminal_episode(server: ServerThread) -> No
     with GenericEnvClient(base_url=url(server)).sync() as env:
         result = env.reset(seed=0)
         assert result.observation["text"] == PROMPT and result.done is False
+        assert "root" not in result.metadata  # the host path of the episode root stays here
         assert result.reward is None
         result = env.step({"text": "mkdir a && ls"})
         assert result.observation["text"] == f"a\n{PROMPT}"

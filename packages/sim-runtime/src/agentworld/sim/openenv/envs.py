@@ -19,6 +19,11 @@ from agentworld.sim.openenv.models import EpisodeState, TextObservation
 from fastapi.encoders import jsonable_encoder
 
 
+# Info keys a real env may report that only the server may see: the episode root's host
+# path (``root``), a file-state snapshot (``state``), anything a domain marks ``privileged``.
+PRIVILEGED_INFO = frozenset({"root", "state", "privileged"})
+
+
 class EpisodeOverError(RuntimeError):
     """``step`` was called before ``reset`` or after the episode ended."""
 
@@ -109,9 +114,11 @@ class ServedEnv:
         truncated: bool,
         info: dict[str, Any],
     ) -> TextObservation:
-        # ``observation.state`` (a real env's file-state snapshot) is privileged: it scores
-        # the episode on the server and is never sent to the agent.
-        extra = dict(info, terminated=bool(terminated), truncated=bool(truncated))
+        # ``observation.state`` (a real env's file-state snapshot) and the host-side keys of
+        # ``info`` (``PRIVILEGED_INFO``: the episode root's host path, ...) are privileged:
+        # they stay on the server and are never sent to the agent.
+        extra = {k: v for k, v in info.items() if k not in PRIVILEGED_INFO}
+        extra.update(terminated=bool(terminated), truncated=bool(truncated))
         text = observation if isinstance(observation, str) else observation.text
         if reward is not None and not math.isfinite(reward):
             reward = None
