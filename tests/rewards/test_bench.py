@@ -249,3 +249,18 @@ def test_eval_takes_the_judge_as_one_more_metric(trained_judge_dir, random_judge
     metrics = json.loads((tmp_path / "ev" / "metrics.json").read_text())
     assert "llm_judge" in metrics["metrics"]
     assert metrics["overall"]["copy-previous"]["llm_judge"]["mean"] == pytest.approx(JUDGE_VALUE)
+
+
+def test_out_refuses_mixed_runs_but_takes_a_new_judge_after_a_reset(tmp_path):
+    from agentworld.rewards.bench.runs import check_run_config
+
+    check_run_config(tmp_path, {"model": "a", "prompt": "public"}, results="predictions.jsonl")
+    (tmp_path / "predictions.jsonl").write_text('{"task": "mcp", "id": 1, "turn_idx": 1}\n')
+    with pytest.raises(ValueError, match="made with model='a', not 'b'"):
+        check_run_config(tmp_path, {"model": "b"}, results="predictions.jsonl")
+    check_run_config(tmp_path, {"judge_model": "j1"}, results="judged.jsonl")
+    check_run_config(tmp_path, {"judge_model": "j2"}, results="judged.jsonl")  # nothing judged yet
+    (tmp_path / "judged.jsonl").write_text('{"task": "mcp", "id": 1, "turn_idx": 1}\n')
+    with pytest.raises(ValueError, match="judge_model='j2', not 'j3'"):
+        check_run_config(tmp_path, {"judge_model": "j3"}, results="judged.jsonl")
+    assert json.loads((tmp_path / "run.json").read_text()) == {"model": "a", "prompt": "public", "judge_model": "j2"}

@@ -36,6 +36,13 @@ JudgeTokens = Annotated[int, typer.Option(min=1, help="Judge answer tokens at mo
 Name = Annotated[str, typer.Option(help="Model label in the results table.")]
 
 
+def _fail(error: Exception) -> None:
+    from rich.markup import escape
+
+    console.print(f"[red]error:[/red] {escape(str(error))} (results so far are kept; rerun to resume)")
+    raise typer.Exit(2)
+
+
 def _rows(data: Path, domains: list[str] | None, limit: int | None) -> list:
     from agentworld.rewards.bench.data import load_rows
 
@@ -60,11 +67,14 @@ def _infer(rows: list, out: Path, model: str | None, base_url: str | None, backe
         options |= {"base_url": base_url, "max_concurrency": concurrency}
     else:
         options["batch_size"] = concurrency
-    check_run_config(out, {"model": model, "backend": backend, "prompt": prompt})
+    check_run_config(out, {"model": model, "backend": backend, "prompt": prompt},
+                     results="predictions.jsonl")
     world_model = plugins.get_sim_backend(backend).load(model, **options)
     try:
         stats = infer(rows, world_model, out, mode=prompt, concurrency=concurrency,  # type: ignore[arg-type]
                       console=console)
+    except RuntimeError as error:  # an endpoint that went away: what was done is kept
+        _fail(error)
     finally:
         close = getattr(world_model, "close", None)
         if close:
@@ -79,9 +89,13 @@ def _judge(rows: list, out: Path, url: str, model: str | None, prompts_dir: Path
 
     prompts = load_prompts(sorted({r.domain for r in rows}), prompts_dir)
     key = os.environ.get("AGENTWORLD_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    judge_fn = Judge(url, model, prompts, api_key=key, retries=retries, max_tokens=max_tokens)
+    try:
+        judge_fn = Judge(url, model, prompts, api_key=key, retries=retries, max_tokens=max_tokens)
+    except RuntimeError as error:  # unreachable endpoint or unserved model: say so, no traceback
+        _fail(error)
     check_run_config(out, {"judge_model": judge_fn.model,
-                           "judge_prompts": str(prompts_dir) if prompts_dir else "ours"})
+                           "judge_prompts": str(prompts_dir) if prompts_dir else "ours"},
+                     results="judged.jsonl")
     try:
         stats = judge(rows, judge_fn, out, concurrency=concurrency, console=console)
     finally:

@@ -62,16 +62,20 @@ def save_stats(out: Path, stats: PhaseStats) -> None:
         f.write(json.dumps({**asdict(stats), "rows_per_s": stats.rows_per_s}) + "\n")
 
 
-def check_run_config(out: Path, config: dict[str, Any]) -> None:
+def check_run_config(out: Path, config: dict[str, Any], *, results: str | None = None) -> None:
     """Record what produced ``out``'s results (``out/run.json``) or refuse to mix runs.
+
+    When ``results`` names a result file of ``out`` that holds nothing yet, ``config``'s
+    settings replace the recorded ones (a new judge after ``judged.jsonl`` was removed).
 
     Raises:
         ValueError: ``out`` holds results of another model or prompt mode; the message says
             which setting differs and asks for another ``--out``.
     """
     path = out / "run.json"
+    fresh = results is not None and not ((out / results).exists() and (out / results).stat().st_size)
     if path.exists():
-        old = json.loads(path.read_text())
+        old = {k: v for k, v in json.loads(path.read_text()).items() if not (fresh and k in config)}
         for key, value in config.items():
             if key in old and old[key] != value:
                 raise ValueError(f"{out} holds results made with {key}={old[key]!r}, not "
