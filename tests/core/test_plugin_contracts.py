@@ -400,6 +400,45 @@ def test_capability_offline_domain(monkeypatch) -> None:
     assert "frozenlake-4x4" in rows and "frozenlake-4x4" not in offline
 
 
+class Judge:
+    """A model-based reward (here it only measures length, but it says it is model-based)."""
+
+    name, model_based = "toy_judge", True
+
+    def __call__(self, predictions, references, contexts) -> list[float]:
+        return [float(p is not None and len(p) == len(r)) for p, r in zip(predictions, references)]
+
+
+class Judges:
+    @hookimpl
+    def register_rewards(self, register):
+        register("toy_judge", Judge)
+
+
+def test_capability_model_based_reward() -> None:
+    from agentworld.rewards.hybrid import Hybrid
+
+    with registered(Judges(), "contract-judges"):
+        assert isinstance(plugins.get_reward("toy_judge"), protocols.ModelBasedReward)
+        assert not isinstance(plugins.get_reward("exact_match"), protocols.ModelBasedReward)
+        hybrid = Hybrid(weights={"exact_match": 1.0, "toy_judge": 1.0})
+        assert hybrid.model_based == {"toy_judge"}
+        # a deterministic transition is scored by the rule alone: exact 0 -> 0, not 0.5
+        result = hybrid.evaluate(["ab"], ["xy"], [{"domain": "frozenlake-4x4", "action": "left"}])
+        assert result.scores == [0.0] and result.components["toy_judge"] == [None]
+
+
+def test_capability_component_reward() -> None:
+    from agentworld.rewards.hybrid import Hybrid
+
+    hybrid = Hybrid(weights={"exact_match": 1.0, "line_f1": 1.0})
+    assert isinstance(hybrid, protocols.ComponentReward)
+    assert not isinstance(plugins.get_reward("exact_match"), protocols.ComponentReward)
+    result = hybrid.evaluate(["a\nb"], ["a\nc"], [{}])
+    assert result.components == {"exact_match": [0.0], "line_f1": [0.5]}
+    assert result.scores == [pytest.approx(0.25)]
+
+
 def test_capability_configurable_trainer() -> None:
     agent = plugins.get_trainer("agent")
     assert isinstance(agent, protocols.ConfigurableTrainer)

@@ -265,6 +265,29 @@ class OfflineDomain(Protocol):
 
 
 @runtime_checkable
+class ModelBasedReward(Protocol):
+    """A reward computed by a model (an embedding model, an LLM judge) rather than by rules:
+    ``model_based`` true. ``hybrid`` scores content a domain marks deterministic by its rule
+    components alone."""
+
+    model_based: bool
+
+
+@runtime_checkable
+class ComponentReward(Protocol):
+    """A reward that reports how its score was made: ``evaluate(predictions, references,
+    contexts)`` returns an object with ``scores`` (``[batch]``) and ``components`` (name ->
+    ``[batch]`` scores, ``None`` where a component did not run); ``rl`` logs the components."""
+
+    def evaluate(
+        self,
+        predictions: Sequence[str | None],
+        references: Sequence[str],
+        contexts: Sequence[dict[str, Any]],
+    ) -> Any: ...
+
+
+@runtime_checkable
 class ConfigurableTrainer(Protocol):
     """A trainer that lists and checks its options: ``options()`` gives ``(key, default,
     description)`` rows (``agentworld train STAGE --options``); ``check_options(config)`` raises
@@ -323,10 +346,12 @@ DOMAIN_CAPABILITIES: tuple[type, ...] = (
     OfflineDomain,
 )
 TRAINER_CAPABILITIES: tuple[type, ...] = (ConfigurableTrainer, ExperienceTrainer)
+REWARD_CAPABILITIES: tuple[type, ...] = (ModelBasedReward, ComponentReward)
 #: Optional capabilities checked per plugin kind (all or none of a capability's members).
 CAPABILITIES: dict[str, tuple[type, ...]] = {
     "domain": DOMAIN_CAPABILITIES,
     "trainer": TRAINER_CAPABILITIES,
+    "reward": REWARD_CAPABILITIES,
 }
 
 

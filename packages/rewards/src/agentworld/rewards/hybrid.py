@@ -9,7 +9,8 @@ built-in or third-party, can be mixed in by configuration alone::
 
 Rule-based and model-based components
 -------------------------------------
-A component whose object has ``model_based = True`` (``embedding``, ``llm_judge``) is
+A component that is a :class:`~agentworld.core.protocols.ModelBasedReward` with
+``model_based = True`` (``embedding``, ``llm_judge``) is
 *model-based*; every other one is a *rule*. Content the domain marks deterministic is scored
 by the rules alone (their weights renormalised among themselves); other content by all
 components. Per transition, the content is deterministic when:
@@ -34,7 +35,7 @@ from numbers import Real
 from typing import Any
 
 from agentworld.core import plugins
-from agentworld.core.protocols import DeterminismDomain
+from agentworld.core.protocols import DeterminismDomain, ModelBasedReward
 from agentworld.core.types import Action, Observation
 from agentworld.rewards.rules import check_batch, resolve_domain
 
@@ -109,7 +110,7 @@ class Hybrid:
             k: plugins.get_reward(k, **dict(components.get(k, {}))) for k in self.weights
         }
         self.model_based: frozenset[str] = frozenset(
-            k for k, r in self.rewards.items() if getattr(r, "model_based", False)
+            k for k, r in self.rewards.items() if isinstance(r, ModelBasedReward) and r.model_based
         )
         self.deterministic_action_types = {
             d: frozenset(types) for d, types in (deterministic_action_types or {}).items()

@@ -26,6 +26,7 @@ from transformers import PreTrainedTokenizerBase
 
 from agentworld.core import plugins
 from agentworld.core.card import card_from_episodes
+from agentworld.core.protocols import ComponentReward
 from agentworld.core.types import Episode
 from agentworld.trainers import checkpoint as ckpt
 from agentworld.trainers import grpo
@@ -350,7 +351,7 @@ class RlTrainer(BaseTrainer):
         refs = [self._prompts[r.prompt].reference for r in rollouts]
         contexts = reward_contexts(self._prompts, rollouts)
         components: dict[str, list[float | None]] = {}
-        if hasattr(self._reward, "evaluate"):
+        if isinstance(self._reward, ComponentReward):
             result = self._reward.evaluate(preds, refs, contexts)
             scores, components = list(result.scores), result.components
         else:
