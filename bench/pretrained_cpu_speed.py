@@ -46,10 +46,10 @@ SMOLLM2_135M = dict(
 )
 
 
-def base_model(spec: str | None) -> torch.nn.Module:
+def base_model(spec: str | None, layers: int = 30) -> torch.nn.Module:
     if spec is None:
         torch.manual_seed(0)
-        config = LlamaConfig(**SMOLLM2_135M)
+        config = LlamaConfig(**{**SMOLLM2_135M, "num_hidden_layers": layers})
         config._attn_implementation = "sdpa"
         return AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     from agentworld.trainers.models import load_model
@@ -108,8 +108,8 @@ def packed(batch: list[list[int]]) -> dict[str, torch.Tensor]:
             "labels": labels}
 
 
-def make(name: str, state: dict[str, torch.Tensor], spec: str | None):
-    model = base_model(spec)
+def make(name: str, state: dict[str, torch.Tensor], spec: str | None, layers: int):
+    model = base_model(spec, layers)
     model.load_state_dict(state)
     model.train()
     if name == "freeze":
@@ -152,14 +152,15 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--seq-len", type=int, default=512)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--layers", type=int, default=30, help="decoder layers (config model only)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    base = base_model(args.model)
+    base = base_model(args.model, args.layers)
     state = {k: v.clone() for k, v in base.state_dict().items()}
     data = batches(args, base.config.vocab_size)
     del base
     times: dict[str, list[float]] = {n: [] for n in args.variants}
-    built = {n: make(n, state, args.model) for n in args.variants}
+    built = {n: make(n, state, args.model, args.layers) for n in args.variants}
     for i, batch in enumerate(data):  # batch 0 warms every variant up, untimed
         for name in args.variants:
             t0 = time.perf_counter()
