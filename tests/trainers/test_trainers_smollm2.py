@@ -142,7 +142,7 @@ def test_smollm2_by_name_full_fine_tuning_offline(smollm2, corpus, tmp_path, mon
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     out = tmp_path / "full"
     SftTrainer().train(corpus[:2], {"model": "smollm2", "output_dir": str(out), "max_steps": 2,
-                                    "batch_size": 1, "max_seq_len": 256, "warmup_steps": 0,
+                                    "batch_size": 1, "max_seq_len": 512, "warmup_steps": 0,
                                     "lr": 1e-5, "num_threads": 2})
     log = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
     assert log and all(math.isfinite(r["loss"]) and r["loss"] < 4.0 for r in log), log
