@@ -287,3 +287,15 @@ def test_rl_sends_reward_components_and_kl_to_tensorboard(
     for tag in ("reward", "reward/toy_target", "kl", "format_valid", "response_len"):
         values = scalars(out, tag)
         assert values == pytest.approx({r["step"]: r[tag] for r in records}, rel=1e-6), tag
+
+
+def test_group_advantages_equal_rewards_are_exact_zeros():
+    # fp32 cannot hold 0.3: the group mean rounds away from the rewards, and dividing that
+    # rounding error by std + eps gave 0.0003 instead of the documented 0.
+    rewards = torch.cat([torch.full((8,), 0.3), torch.tensor([0.3, 0.3, 0.7, 0.7])])
+    adv = grpo.group_advantages(rewards, 4)
+    assert torch.equal(adv[:8], torch.zeros(8))
+    assert torch.allclose(adv[8:], torch.tensor([-1.0, -1.0, 1.0, 1.0]))
+    # The std is floored, not shifted: a tiny but real spread stays bounded by 1/eps.
+    tiny = grpo.group_advantages(torch.tensor([0.0, 1e-3]), 2, eps=1e-2)
+    assert torch.allclose(tiny, torch.tensor([-0.05, 0.05]))

@@ -2,7 +2,7 @@
 
 Group Relative Policy Optimization (Shao et al. 2024, "DeepSeekMath", arXiv 2402.03300,
 section 4.1): each prompt is answered ``G`` times; the advantage of answer ``i`` is its
-reward normalised within its group, ``A_i = (r_i - mean(r)) / (std(r) + eps)``, shared by
+reward normalised within its group, ``A_i = (r_i - mean(r)) / max(std(r), eps)``, shared by
 all its tokens. The policy loss is PPO's clipped surrogate (Schulman et al. 2017,
 arXiv 1707.06347) on the ratio of current to behaviour token probabilities, plus
 ``beta`` times the k3 estimator of ``KL(pi || pi_ref)`` per token,
@@ -29,15 +29,17 @@ import torch
 
 
 def group_advantages(rewards: torch.Tensor, group_size: int, eps: float = 1e-4) -> torch.Tensor:
-    """``(r - group mean) / (group std + eps)`` for consecutive groups of ``group_size``.
+    """``(r - group mean) / max(group std, eps)`` for consecutive groups of ``group_size``.
 
-    The std is the population one (``ddof=0``); a group whose rewards are all equal gets
-    advantages of 0 (it carries no preference).
+    The std is the population one (``ddof=0``), floored at ``eps``. A group whose rewards
+    are all equal (their spread at most ``1e-6`` times ``max(1, |mean|)``, so fp32 rounding
+    of the mean does not count as a preference) gets advantages of exactly 0: it carries no
+    preference.
 
     Args:
         rewards: ``[num_prompts * group_size]`` rewards, grouped consecutively.
         group_size: Answers per prompt ``G`` (>= 1).
-        eps: Added to the std (reward units).
+        eps: Floor of the std (reward units).
 
     Returns:
         ``[num_prompts * group_size]`` advantages (fp32).
@@ -50,7 +52,10 @@ def group_advantages(rewards: torch.Tensor, group_size: int, eps: float = 1e-4) 
     grouped = rewards.float().view(-1, group_size)
     mean = grouped.mean(dim=1, keepdim=True)
     std = grouped.std(dim=1, keepdim=True, unbiased=False)
-    return ((grouped - mean) / (std + eps)).flatten()
+    spread = grouped.amax(dim=1, keepdim=True) - grouped.amin(dim=1, keepdim=True)
+    equal = spread <= 1e-6 * mean.abs().clamp_min(1.0)
+    adv = (grouped - mean) / std.clamp_min(eps)
+    return torch.where(equal, torch.zeros_like(adv), adv).flatten()
 
 
 def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
