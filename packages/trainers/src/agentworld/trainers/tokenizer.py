@@ -6,12 +6,19 @@ split off as tokens of their own) trained with the ``tokenizers``
 library, special tokens ``<|endoftext|>`` (eos and pad), ``<|im_start|>`` and
 ``<|im_end|>``, and the Qwen ChatML template. The prediction-contract tags
 (``<predicted_observation>`` and friends) are atomic added tokens, one token each.
+
+What the BPE trainer sees is bounded (:func:`bounded_samples`): each document is cut to
+its first ``MAX_SAMPLE_CHARS`` characters, and runs without whitespace longer than
+``MAX_RUN_CHARS`` are fed in pieces. The trainer's time grows faster than linearly in
+the length of one pre-tokenised word (500 K characters without a space took 16 s,
+500 K repeats of one letter 112 s), so one 50 MB observation used to stall it for minutes.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tokenizers import (
@@ -34,6 +41,9 @@ IM_END = "<|im_end|>"
 SPECIAL_TOKENS = [EOS, IM_START, IM_END]
 TAG_TOKENS = [OBS_OPEN, OBS_CLOSE, THINK_OPEN, THINK_CLOSE]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS) + len(TAG_TOKENS)
+MAX_SAMPLE_CHARS = 1 << 20
+MAX_RUN_CHARS = 1024
+_LONG_RUN = re.compile(r"\S{%d,}" % (MAX_RUN_CHARS + 1))
 
 CHATML_TEMPLATE = (
     "{%- for message in messages %}"
@@ -43,6 +53,21 @@ CHATML_TEMPLATE = (
 )
 
 
+def bounded_samples(texts: Iterable[str]) -> Iterator[str]:
+    """``texts`` as the BPE trainer gets them: each cut to its first ``MAX_SAMPLE_CHARS``
+    characters, and split (into consecutive pieces, nothing dropped) inside every run of
+    more than ``MAX_RUN_CHARS`` non-whitespace characters, so no pre-tokenised word is
+    longer than ``MAX_RUN_CHARS``. Texts without such runs pass unchanged."""
+    for text in texts:
+        text = text[:MAX_SAMPLE_CHARS]
+        start = 0
+        for run in _LONG_RUN.finditer(text):
+            for cut in range(run.start() + MAX_RUN_CHARS, run.end(), MAX_RUN_CHARS):
+                yield text[start:cut]
+                start = cut
+        yield text[start:]
+
+
 def train_tokenizer(
     texts: Iterable[str], vocab_size: int, out_dir: str | os.PathLike[str] | None = None
 ) -> PreTrainedTokenizerFast:
@@ -50,7 +75,7 @@ def train_tokenizer(
 
     Args:
         texts: Training documents (e.g. ``cpt_text`` of each episode plus the
-            rendered chat transcripts); iterated once.
+            rendered chat transcripts); iterated once, bounded by :func:`bounded_samples`.
         vocab_size: Total vocabulary size in tokens, special and tag tokens
             included; at least ``MIN_VOCAB`` (263).
         out_dir: When given, the tokenizer is written there with
@@ -88,7 +113,7 @@ def train_tokenizer(
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(texts, trainer=trainer)
+    tok.train_from_iterator(bounded_samples(texts), trainer=trainer)
     tok.add_tokens([AddedToken(t, single_word=False, normalized=False) for t in TAG_TOKENS])
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
