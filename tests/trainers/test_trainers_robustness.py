@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
+import stat
+import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from agentworld.core.types import Observation, Step
-from agentworld.trainers.loop import corpus_texts
+from agentworld.trainers import checkpoint as ckpt
+from agentworld.trainers.config import TrainConfig
+from agentworld.trainers.loop import OutputDirError, corpus_texts
+from agentworld.trainers.progress import Reporter
+from agentworld.trainers.sft import SftTrainer
 from agentworld.trainers.tokenizer import MAX_RUN_CHARS, MAX_SAMPLE_CHARS, bounded_samples, train_tokenizer
 
 LETTERS = bytes(range(ord("a"), ord("z") + 1)) * 10  # 260 entries, enough for a 256-byte table
@@ -38,3 +48,121 @@ def test_tokenizer_training_on_one_50mb_observation_is_bounded(corpus):
     assert time.perf_counter() - t < 60
     sample = "echo hello\nhello\nuser@sandbox:~$ "
     assert tok.decode(tok(sample)["input_ids"]) == sample
+
+
+BASE = {"model": "tiny-test", "batch_size": 4, "max_seq_len": 128, "warmup_steps": 1, "lr": 3e-3,
+        "seed": 7}
+
+
+class Crash(RuntimeError):
+    pass
+
+
+def crash_at(step: int):
+    def callback(record: dict) -> None:
+        if record["step"] == step:
+            raise Crash
+
+    return callback
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / ckpt.LOG).read_text().splitlines()]
+
+
+def sft(corpus, tokenizer_dir, out: Path, **extra) -> str:
+    options = {**BASE, "tokenizer": str(tokenizer_dir), "output_dir": str(out), "max_steps": 2}
+    return SftTrainer().train(corpus[:8], {**options, **extra})
+
+
+def test_rerun_without_resume_refuses_and_says_how(corpus, tokenizer_dir, tmp_path):
+    out = tmp_path / "run"
+    sft(corpus, tokenizer_dir, out)
+    weights = (out / "model.safetensors").read_bytes()
+    with pytest.raises(OutputDirError) as err:
+        sft(corpus, tokenizer_dir, out, max_steps=3)
+    assert str(err.value) == (
+        f"output_dir {str(out)!r} holds a checkpoint of step 2; pass --set resume=true to "
+        "continue it, --set overwrite=true to replace it, or choose another --output-dir"
+    )
+    assert (out / "model.safetensors").read_bytes() == weights
+    # resume continues from step 2; overwrite starts again from step 0
+    sft(corpus, tokenizer_dir, out, max_steps=3, resume=True, log_every=1)
+    assert [r["step"] for r in records(out)] == [2, 3]
+    (out / "model-00001-of-00002.safetensors").write_bytes(b"stale shard")
+    sft(corpus, tokenizer_dir, out, max_steps=1, overwrite=True, log_every=1)
+    assert [r["step"] for r in records(out)] == [1]
+    assert not (out / "model-00001-of-00002.safetensors").exists()
+    assert json.loads((out / ckpt.STATE / "state.json").read_text())["step"] == 1
+
+
+def test_output_dir_that_is_a_file_is_named(corpus, tokenizer_dir, tmp_path):
+    (tmp_path / "file").write_text("x")
+    for out in (tmp_path / "file", tmp_path / "file" / "run"):
+        with pytest.raises(OutputDirError, match=f"{tmp_path / 'file'}' is a file, not a directory"):
+            sft(corpus, tokenizer_dir, out)
+
+
+def test_a_failed_run_leaves_no_half_made_output_dir(corpus, tokenizer_dir, tmp_path):
+    with pytest.raises(Crash):
+        sft(corpus, tokenizer_dir, tmp_path / "a", log_every=1, callback=crash_at(1))
+    assert not (tmp_path / "a").exists()
+    # once a resumable checkpoint is saved, the directory stays for resume=true
+    with pytest.raises(Crash):
+        sft(corpus, tokenizer_dir, tmp_path / "b", log_every=1, save_every=1, callback=crash_at(2))
+    assert ckpt.describe(tmp_path / "b") == "a checkpoint of step 1"
+    # a directory the user made is never removed
+    (tmp_path / "c").mkdir()
+    with pytest.raises(Crash):
+        sft(corpus, tokenizer_dir, tmp_path / "c", log_every=1, callback=crash_at(1))
+    assert (tmp_path / "c").is_dir()
+
+
+def test_resume_tolerates_a_torn_last_log_line_and_names_a_bad_one(corpus, tokenizer_dir, tmp_path):
+    out = tmp_path / "run"
+    options = {"max_steps": 4, "log_every": 1, "save_every": 2}
+    with pytest.raises(Crash):
+        sft(corpus, tokenizer_dir, out, **options, callback=crash_at(3))
+    with (out / ckpt.LOG).open("a") as f:
+        f.write('{"step": 4, "lo')  # the process died while writing
+    sft(corpus, tokenizer_dir, out, **options, resume=True)
+    assert [r["step"] for r in records(out)] == [1, 2, 3, 4]
+    lines = (out / ckpt.LOG).read_text().splitlines()
+    (out / ckpt.LOG).write_text("\n".join([lines[0], "garbage", *lines[1:]]) + "\n")
+    with pytest.raises(ValueError, match=f"{out / ckpt.LOG}, line 2: not a log record"):
+        sft(corpus, tokenizer_dir, out, **options | {"max_steps": 5}, resume=True)
+
+
+def test_first_loss_after_resume_averages_the_same_steps(corpus, tokenizer_dir, tmp_path):
+    # log every 4 steps, checkpoint every 2: the crash at the step-4 record resumes from
+    # step 2, and the step-4 record must still average steps 1-4, not 3-4 alone.
+    options = {"max_steps": 8, "log_every": 4, "save_every": 2}
+    sft(corpus, tokenizer_dir, tmp_path / "whole", **options)
+    with pytest.raises(Crash):
+        sft(corpus, tokenizer_dir, tmp_path / "cut", **options, callback=crash_at(4))
+    sft(corpus, tokenizer_dir, tmp_path / "cut", **options, resume=True)
+    whole, cut = records(tmp_path / "whole"), records(tmp_path / "cut")
+    assert [r["step"] for r in cut] == [4, 8]
+    assert [r["loss"] for r in cut] == pytest.approx([r["loss"] for r in whole], rel=1e-6)
+
+
+def test_checkpoint_files_respect_the_umask(corpus, tokenizer_dir, tmp_path):
+    old = os.umask(0o022)
+    try:
+        out = Path(sft(corpus, tokenizer_dir, tmp_path / "run"))
+    finally:
+        os.umask(old)
+    modes = {p.relative_to(out).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in out.rglob("*")}
+    assert modes["model.safetensors"] == modes["agentworld.json"] == 0o644
+    assert all(m in (0o644, 0o755) for m in modes.values()), modes
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    cfg = TrainConfig(output_dir="x")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
+    assert Reporter(cfg, 4).bar is None
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    shown = Reporter(cfg, 4)
+    assert shown.bar is not None
+    shown.close()
+    assert Reporter(TrainConfig(output_dir="x", progress=False), 4).bar is None

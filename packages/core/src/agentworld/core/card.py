@@ -46,6 +46,9 @@ def write_card(directory: str | Path, card: dict[str, Any]) -> Path:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".agentworld-", suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump(card, f, indent=1)
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it 0600; a card is read by whoever loads the model
     target = directory / CARD_FILE
     os.replace(tmp, target)
     return target

@@ -114,16 +114,32 @@ def collect_cmd(
     max_steps: Annotated[int, typer.Option(min=1, help="Steps per episode at most.")] = 12,
     workers: Annotated[int, typer.Option(min=1, help="Environments run in parallel.")] = 2,
     seed: Seed = 0,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing OUT.")] = False,
 ) -> None:
-    """Collect real episodes from a domain's real environment into JSONL."""
-    from agentworld.core.io import write_episodes
-    from agentworld.core.pipeline import collect_with_progress
+    """Collect real episodes from a domain's real environment into JSONL.
+
+    Each finished episode is also appended to OUT.part (local OUT): after a crash or kill,
+    the same command resumes from there; OUT is written at the end, atomically."""
+    from agentworld.core.io import check_output, write_episodes
+    from agentworld.core.pipeline import collect_with_progress, part_path
 
     mix = _policy_mix(policy, domain)
+    check_output(out, overwrite=overwrite)
+    part = part_path(out)
+    resumed = _has_part(part)
+    if resumed:
+        console.print(f"resuming: {part} holds finished episodes of an interrupted run")
     result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
-                                   max_steps=max_steps, workers=workers)
+                                   max_steps=max_steps, workers=workers, part=part)
     write_episodes(out, result)
+    if part is not None:
+        Path(part).unlink(missing_ok=True)
     console.print(f"wrote {len(result)} episodes ({sum(len(e.steps) for e in result)} transitions) -> {out}")
+
+
+def _has_part(part: str | None) -> bool:
+    """True when the part file ``part`` exists with more than its header line."""
+    return part is not None and Path(part).is_file() and Path(part).read_bytes().count(b"\n") > 1
 
 
 @app.command("train")
@@ -146,6 +162,8 @@ def train_cmd(
     seed: Seed = 0,
     show_options: Annotated[bool, typer.Option(
         "--options", help="List the stage's --set options (key, default, meaning) and exit.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress bar (there is one by default when output is a terminal).")] = False,
 ) -> None:
     """Train one stage: a world model (cpt, sft, rl on collected episodes) or an agent (agent --env)."""
     if show_options:
@@ -159,6 +177,8 @@ def train_cmd(
             options[key] = value
     if reasoning:
         options["reasoning"] = "domain"
+    if quiet:
+        options["progress"] = False
     options |= _parse_sets(set_)
     if mix is not None and not 0.0 <= mix <= 1.0:
         raise typer.BadParameter(f"the fraction of real episodes must be in [0, 1], got {mix}",
@@ -316,6 +336,11 @@ def convert_cmd(
 ) -> None:
     """Convert between episodes, AgentWorldBench rows and chat messages, in JSONL or Parquet."""
     from agentworld.core import dataformats as df
+    from agentworld.core.io import same_file
+
+    if same_file(source, target):
+        raise typer.BadParameter(f"{target} is SOURCE itself; writing it would replace the data "
+                                 "being read: choose another TARGET", param_hint="TARGET")
 
     for url, hint in ((source, "SOURCE"), (target, "TARGET")):
         try:
@@ -366,6 +391,9 @@ def run_cmd(
     from agentworld.core.pipeline import run_pipeline
 
     config = load_config(pipeline)
+    if not config.stages():
+        raise typer.BadParameter(f"{pipeline} has no stage table: add one or more of [collect], [cpt], "
+                                 "[sft], [rl], [eval], [simulate]", param_hint="PIPELINE")
     if run_dir:
         config.run.dir = run_dir
     _finish(run_pipeline(config, console))
@@ -410,6 +438,6 @@ def main() -> None:
     plugins.load_plugins().hook.register_commands(cli=app)
     try:
         app()
-    except (plugins.UnknownPluginError, ValueError, FileNotFoundError) as e:
+    except (plugins.UnknownPluginError, ValueError, OSError) as e:
         console.print(f"[red]error:[/red] {escape(str(e))}")
         sys.exit(2)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from agentworld.core.partfile import PartFile
 from agentworld.core.protocols import Domain, MarkovDomain, RewardingDomain
 from agentworld.core.types import Action, Episode, Observation, Step, Task
 
@@ -110,21 +111,30 @@ def collect(
     max_steps: int = 12,
     workers: int = 2,
     progress: Callable[[int], None] | None = None,
+    part: str | None = None,
 ) -> list[Episode]:
     """Collect ``n`` real episodes, ``workers`` environments in parallel (threads).
 
     Episode ``i`` uses task ``i`` of ``domain.tasks().sample(n, seed=seed)``,
     the policy assigned by :func:`assign_policies` and seed ``seed + i``, so
-    the result does not depend on ``workers``.
+    the result does not depend on ``workers``, nor on being resumed.
 
     Args:
-        progress: called with 1 after each finished episode.
+        progress: called with 1 after each finished episode (and, when resuming, once
+            with the number read back from ``part``).
+        part: A local path where each finished episode is appended at once
+            (:class:`~agentworld.core.partfile.PartFile`): a rerun with the same settings
+            after a crash or kill collects only the episodes missing there. The file is
+            left in place; remove it once the data set is written.
 
     Returns:
         ``n`` episodes in task order.
 
     Raises:
         ValueError: a policy name in ``policies`` is not provided by the domain.
+        agentworld.core.partfile.PartFileError: ``part`` holds another collection's
+            episodes or a damaged line.
+        OSError: ``part`` cannot be written (raised before any episode runs).
     """
     available = domain.policies()
     unknown = [p for p in policies if p not in available]
@@ -132,33 +142,47 @@ def collect(
         raise ValueError(
             f"domain {domain.name!r} has no policy {unknown}; valid: {sorted(available)}"
         )
-    tasks = domain.tasks().sample(n, seed=seed)
     names = assign_policies(n, policies, seed)
+    store, done = None, {}
+    if part is not None:
+        settings = {"domain": domain.name, "env_version": domain.version, "episodes": n,
+                    "seed": seed, "policies": policies, "max_steps": max_steps}
+        store = PartFile(part, settings)
+        done = {i: e for i, e in store.open().items() if 0 <= i < n}
+    try:
+        if progress and done:
+            progress(len(done))
+        tasks = domain.tasks().sample(n, seed=seed)
 
-    def work(indices: list[int]) -> list[tuple[int, Episode]]:
-        env = domain.make_env()
-        out = []
-        try:
-            for i in indices:
-                policy = domain.policies()[names[i]]
-                out.append(
-                    (
-                        i,
-                        run_episode(
-                            domain, env, tasks[i], policy, seed=seed + i, max_steps=max_steps
-                        ),
+        def work(indices: list[int]) -> list[tuple[int, Episode]]:
+            if not indices:
+                return []
+            env = domain.make_env()
+            out = []
+            try:
+                for i in indices:
+                    policy = domain.policies()[names[i]]
+                    episode = run_episode(
+                        domain, env, tasks[i], policy, seed=seed + i, max_steps=max_steps
                     )
-                )
-                if progress:
-                    progress(1)
-        finally:
-            env.close()
-        return out
+                    if store is not None:
+                        store.append(i, episode)
+                    out.append((i, episode))
+                    if progress:
+                        progress(1)
+            finally:
+                env.close()
+            return out
 
-    shards = [list(range(w, n, workers)) for w in range(workers)]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = [pair for part in pool.map(work, shards) for pair in part]
-    return [episode for _, episode in sorted(results, key=lambda pair: pair[0])]
+        todo = [i for i in range(n) if i not in done]
+        shards = [todo[w::workers] for w in range(workers)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = dict(pair for shard in pool.map(work, shards) for pair in shard)
+    finally:
+        if store is not None:
+            store.close()
+    results |= done
+    return [results[i] for i in range(n)]
 
 
 def split(

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 from contextlib import contextmanager
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 from pydantic import BaseModel, ValidationError
 
 from agentworld.core.types import Episode
@@ -42,8 +44,13 @@ def atomic_open(url: str, mode: str = "w") -> Iterator[Any]:
 
     On any exception the temporary file is removed and ``url`` is left as it
     was. Parent directories are created. Text modes use UTF-8.
+
+    Raises:
+        IsADirectoryError: ``url`` is an existing directory.
     """
     fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):  # fs.mv would move the temporary file into it, under its temporary name
+        raise IsADirectoryError(f"{url} is a directory; give a file path (e.g. {url.rstrip('/')}/episodes.jsonl)")
     _parent_dirs(fs, path)
     tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
     try:
@@ -61,6 +68,50 @@ def atomic_write(url: str, data: str | bytes) -> str:
     with atomic_open(url, "wb") as f:
         f.write(data.encode("utf-8") if isinstance(data, str) else data)
     return url
+
+
+class OutputError(ValueError):
+    """An output location that cannot take a new data set (a directory, a file in the way,
+    an existing data set not to be replaced, or no permission to write)."""
+
+
+def check_output(url: str, *, overwrite: bool = False) -> None:
+    """Check, before any work, that a data set can be written to ``url``.
+
+    Local paths are checked fully: not a directory, no file where a parent directory must
+    be, no existing file unless ``overwrite``, and the (created) parent directory accepts
+    a new file. Other fsspec URLs are checked for being a directory and for existing.
+
+    Raises:
+        OutputError: naming ``url`` and what to do instead.
+    """
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):
+        raise OutputError(f"{url} is a directory; give a file path (e.g. {url.rstrip('/')}/episodes.jsonl)")
+    if fs.exists(path) and not overwrite:
+        raise OutputError(f"{url} exists; pass --overwrite to replace it, or choose another path")
+    if not isinstance(fs, LocalFileSystem):
+        return
+    target = Path(path)
+    for parent in target.parents:
+        if parent.exists() and not parent.is_dir():
+            raise OutputError(f"cannot write {url}: {parent} is a file, not a directory")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        probe = target.parent / f".{target.name}.probe-{uuid.uuid4().hex[:8]}"
+        probe.touch(exist_ok=False)
+        probe.unlink()
+    except OSError as e:
+        raise OutputError(f"cannot write {url}: {e.strerror or e}") from None
+
+
+def same_file(a: str, b: str) -> bool:
+    """True when URLs ``a`` and ``b`` name the same file (local paths resolved, links followed)."""
+    fs_a, path_a = fsspec.core.url_to_fs(a)
+    fs_b, path_b = fsspec.core.url_to_fs(b)
+    if isinstance(fs_a, LocalFileSystem) and isinstance(fs_b, LocalFileSystem):
+        return Path(path_a).resolve() == Path(path_b).resolve()
+    return type(fs_a) is type(fs_b) and path_a == path_b
 
 
 def write_jsonl(url: str, records: Iterable[BaseModel | dict[str, Any]]) -> int:
@@ -86,11 +137,16 @@ def iter_jsonl(url: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line.
 
     Raises:
-        DatasetError: a line is not a JSON object.
+        DatasetError: a line is not UTF-8 or not a JSON object.
         FileNotFoundError: ``url`` does not exist.
     """
-    with fsspec.open(url, "r", encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
+    with fsspec.open(url, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DatasetError(url, number, f"not UTF-8 (byte 0x{raw[e.start]:02x} at byte "
+                                                f"{e.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:

@@ -17,6 +17,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -87,21 +88,39 @@ def collect_with_progress(domain_name: str, n: int, console: Console, **options:
         return collect(domain, n, progress=lambda k: bar.advance(task, k), **options)
 
 
+def part_path(url: str) -> str | None:
+    """Where a collection writing ``url`` keeps its finished episodes as it goes
+    (:class:`~agentworld.core.partfile.PartFile`): ``<url>.part`` for a local path; ``None``
+    (no part file, nothing to resume) for other fsspec URLs."""
+    import fsspec
+    from fsspec.implementations.local import LocalFileSystem
+
+    fs, path = fsspec.core.url_to_fs(url)
+    return f"{path}.part" if isinstance(fs, LocalFileSystem) else None
+
+
 def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
     """Collect real episodes; write the out-of-distribution episodes (held-out task and command
-    families, :mod:`agentworld.core.holdout`) and the train / held-out split of the rest."""
+    families, :mod:`agentworld.core.holdout`) and the train / held-out split of the rest.
+
+    Finished episodes go to ``episodes/collect.part`` as they finish, so a rerun of a killed
+    pipeline resumes the collection (:func:`agentworld.core.collect.collect`)."""
     from agentworld.core.holdout import check_task_kinds, split_out_of_distribution
 
     domain = plugins.get_domain(state.domain)
     check_task_kinds(cfg.ood_task_kinds, domain.tasks())
+    part = part_path(f"{state.dir}/episodes/collect")
     episodes = collect_with_progress(state.domain, cfg.episodes, console, policies=cfg.policies,
-                                     seed=state.seed, max_steps=cfg.max_steps, workers=cfg.workers)
+                                     seed=state.seed, max_steps=cfg.max_steps, workers=cfg.workers,
+                                     part=part)
     inside, ood = split_out_of_distribution(episodes, cfg.ood_task_kinds, cfg.ood_commands, domain)
     train, heldout = split(inside, cfg.heldout_fraction, state.seed)
     write_episodes(state.train_url, train)
     write_episodes(state.heldout_url, heldout)
     if cfg.ood_task_kinds or cfg.ood_commands:
         write_episodes(state.ood_url, ood)
+    if part is not None:
+        Path(part).unlink(missing_ok=True)
     state.facts["collect"] = {
         "episodes": len(episodes),
         "train_episodes": len(train), "heldout_episodes": len(heldout),
@@ -120,11 +139,21 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
 
 
 def run_train(stage: str, cfg: TrainStageConfig, state: RunState, console: Console) -> str:
-    """Run one training stage; its output checkpoint becomes ``state.checkpoint``."""
+    """Run one training stage; its output checkpoint becomes ``state.checkpoint``.
+
+    A pipeline run is redone as a whole: unless the stage sets ``resume`` (or ``overwrite``
+    itself), a checkpoint an earlier run left in the stage's ``output_dir`` is replaced
+    (``overwrite``, for trainers that have the option), and the console says so.
+    """
     trainer = plugins.get_trainer(cfg.trainer or stage)
     options = cfg.options()
     options.setdefault("output_dir", f"{state.dir}/checkpoints/{stage}")
     options.setdefault("seed", state.seed)
+    fields = getattr(getattr(trainer, "config_cls", None), "model_fields", {})
+    if "overwrite" in fields and not options.get("resume"):
+        options.setdefault("overwrite", True)
+        if options["overwrite"] and (Path(options["output_dir"]) / "config.json").is_file():
+            console.print(f"{stage}: replacing the checkpoint in {options['output_dir']}")
     if "model" not in options:
         if state.checkpoint is None:
             raise ValueError(f"[{stage}] needs `model` (a preset or checkpoint directory): no earlier stage produced one")

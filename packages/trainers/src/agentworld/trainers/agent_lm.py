@@ -338,5 +338,3 @@ class _Run:
         ckpt.export_model(self.unwrapped, self.tokenizer, self.out, is_lora=is_lora)
         state = {**self.c, "stage": STAGE, "seed": self.cfg.seed}
         ckpt.save_state(self.acc, self.out, state)
-
-

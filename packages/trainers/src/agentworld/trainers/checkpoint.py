@@ -10,7 +10,8 @@ Layout of ``output_dir``::
 Both writes are crash-safe: files are written into a temporary directory
 and moved in with ``os.replace`` (atomic per file); ``trainer_state`` is
 swapped as a whole directory, the previous one kept as ``trainer_state.old``
-until the new one is in place.
+until the new one is in place. Files get ordinary modes (``0644`` under the usual
+umask), readable by other users as any file the user creates.
 """
 
 from __future__ import annotations
@@ -32,9 +33,26 @@ STATE = "trainer_state"
 LOG = "train_log.jsonl"
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _ordinary_modes(root: Path) -> None:
+    """Give ``root``'s tree the modes of ordinarily created files (``0666``/``0777`` less the
+    umask): safetensors and ``tempfile`` write ``0600``/``0700``, which other users (a
+    serving account, a colleague) cannot read."""
+    mask = _umask()
+    for path in (root, *root.rglob("*")):
+        if not path.is_symlink():
+            path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
+
+
 def _move_in(src: Path, dst: Path) -> None:
     """Move every file of ``src`` into ``dst`` with ``os.replace``; sub-directories are swapped whole."""
     dst.mkdir(parents=True, exist_ok=True)
+    _ordinary_modes(src)
     for item in src.iterdir():
         target = dst / item.name
         if item.is_dir():
@@ -106,6 +124,7 @@ def save_state(accelerator: Accelerator, out: Path, state: dict[str, Any]) -> No
     accelerator.save_state(str(tmp), safe_serialization=False)
     if accelerator.is_main_process:
         (tmp / "state.json").write_text(json.dumps(state, indent=1))
+        _ordinary_modes(tmp)
         if old.exists():
             shutil.rmtree(old)
         if final.exists():
@@ -129,16 +148,64 @@ def load_state(accelerator: Accelerator, path: Path) -> dict[str, Any]:
     return json.loads((path / "state.json").read_text())
 
 
+def describe(out: Path) -> str | None:
+    """What checkpoint ``out`` holds, in words (``"a checkpoint of step 40"``, ``"a model
+    (config.json)"``), or ``None`` when it holds none (missing, empty, or other files only)."""
+    state = find_state(out)
+    if state is not None:
+        try:
+            step = json.loads((state / "state.json").read_text())["step"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return f"a checkpoint ({state.name}/)"
+        return f"a checkpoint of step {step}"
+    if (out / "config.json").is_file():
+        return "a model (config.json)"
+    return None
+
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".safetensors.index.json", ".bin.index.json")
+
+
+def clear(out: Path) -> None:
+    """Remove what a training run wrote into ``out`` (resumable state, weights, adapter, log),
+    so a replacing run cannot mix with it (e.g. a stale sharded index beside new weights).
+    Config and tokenizer files are left for ``save_pretrained`` to replace; other files stay."""
+    for name in (STATE, f"{STATE}.old", f"{STATE}.tmp", "adapter"):
+        shutil.rmtree(out / name, ignore_errors=True)
+    for item in out.iterdir():
+        if item.is_file() and (item.name == LOG or item.name.endswith(WEIGHT_SUFFIXES)):
+            item.unlink()
+
+
 def truncate_log(out: Path, step: int, name: str = LOG) -> None:
-    """Drop records of the log ``out/name`` (``train_log.jsonl``) after ``step`` (written after
-    the checkpoint we resume from)."""
+    """Drop ``out/name`` records after ``step`` (written after the checkpoint we resume from).
+
+    A torn last line (the process died while writing it) is dropped too.
+
+    Raises:
+        ValueError: any other line that is not a JSON object with a ``step`` (names the file
+            and the line).
+    """
     log = out / name
     if not log.exists():
         return
-    keep = [
-        line for line in log.read_text().splitlines() if line and json.loads(line)["step"] <= step
-    ]
-    log.write_text("".join(line + "\n" for line in keep))
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    keep = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            kept = json.loads(line)["step"] <= step
+        except (ValueError, KeyError, TypeError) as e:
+            if number == len(lines):
+                break  # torn last line
+            reason = e.msg if isinstance(e, json.JSONDecodeError) else "no numeric 'step'"
+            raise ValueError(
+                f"{log}, line {number}: not a log record ({reason}); delete the line to resume"
+            ) from None
+        if kept:
+            keep.append(line)
+    log.write_text("".join(line + "\n" for line in keep), encoding="utf-8")
 
 
 def append_log(out: Path, record: dict[str, Any], name: str = LOG) -> None:

@@ -62,6 +62,8 @@ class TrainConfig(BaseModel):
             fine-tuning.
         save_every: Checkpoint every N optimizer steps (0 = only at the end).
         resume: Continue from ``output_dir/trainer_state`` when it exists.
+        overwrite: Replace a checkpoint already in ``output_dir``. With neither ``resume``
+            nor ``overwrite``, a run refuses an ``output_dir`` that holds one.
         log_every: Write a ``train_log.jsonl`` record every N steps.
         num_threads: ``torch.set_num_threads`` (``None`` leaves torch's default).
         mixed_precision: Passed to ``accelerate.Accelerator`` (``"bf16"`` on GPUs that have it);
@@ -69,7 +71,8 @@ class TrainConfig(BaseModel):
             ``"auto"`` is ``"bf16"`` where the hardware computes bf16 natively (a CUDA GPU
             with bf16, or a CPU with AVX512-BF16 or AMX; measured by ``bench/train_step.py``)
             and ``"no"`` elsewhere (emulated bf16 is slower than fp32). See :func:`agentworld.trainers.loop.resolve_mixed_precision`.
-        progress: Show a rich progress bar.
+        progress: Show a rich progress bar; ``None`` (the default): only when standard
+            output is a terminal.
         report_to: accelerate tracker names (``"tensorboard"``, ``"wandb"``, ``"trackio"``, ...)
             that also receive every log record (under ``output_dir/runs``); empty =
             ``train_log.jsonl`` and console only. See :mod:`agentworld.trainers.tracking`.
@@ -98,10 +101,11 @@ class TrainConfig(BaseModel):
     lora: LoraSettings | None = None
     save_every: int = Field(0, ge=0)
     resume: bool = False
+    overwrite: bool = False
     log_every: int = Field(10, ge=1)
     num_threads: int | None = Field(None, ge=1)
     mixed_precision: Literal["no", "fp16", "bf16", "auto"] | None = None
-    progress: bool = False
+    progress: bool | None = None
     report_to: list[str] = Field(default_factory=list)
     callback: Callable[[dict[str, Any]], None] | None = Field(None, exclude=True)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -148,6 +149,39 @@ def _check_model_and_tokenizer(cfg: TrainConfig) -> None:
         )
 
 
+class OutputDirError(ValueError):
+    """An ``output_dir`` a run cannot write into as asked (a file, or an earlier checkpoint)."""
+
+
+def _check_output_dir(cfg: TrainConfig) -> None:
+    """Refuse an ``output_dir`` that is a file, and one that holds a checkpoint when the run
+    would neither resume it nor (``overwrite``) replace it: re-running a command must not
+    silently restart from step 0 over an earlier run's checkpoint.
+
+    Raises:
+        OutputDirError: ``output_dir`` (or a parent) is a file; or it holds a checkpoint and
+            neither ``resume`` nor ``overwrite`` is set (the message says how to go on).
+    """
+    out = Path(cfg.output_dir)
+    for path in (out, *out.parents):
+        if path.exists() and not path.is_dir():
+            raise OutputDirError(
+                f"output_dir {str(out)!r}: {str(path)!r} is a file, not a directory; "
+                "choose another --output-dir"
+            )
+    held = None if cfg.resume or cfg.overwrite or not out.is_dir() else ckpt.describe(out)
+    if held is not None:
+        raise OutputDirError(
+            f"output_dir {str(out)!r} holds {held}; pass --set resume=true to continue it, "
+            "--set overwrite=true to replace it, or choose another --output-dir"
+        )
+
+
+def _main_rank() -> bool:
+    """True on the process that owns the output directory (``RANK`` 0, or no launcher)."""
+    return os.environ.get("RANK", "0") == "0"
+
+
 class BaseTrainer:
     """A :class:`~agentworld.core.protocols.Trainer` built on transformers + accelerate."""
 
@@ -185,11 +219,14 @@ class BaseTrainer:
             ValueError: no episodes, a model that is no preset, checkpoint or (with
                 ``allow_hub``) hub id, or a model/tokenizer pair that cannot work
                 (:func:`_check_model_and_tokenizer`).
+            OutputDirError: an ``output_dir`` that is a file, or that holds a checkpoint
+                the run would neither resume nor replace (:func:`_check_output_dir`).
         """
         if not episodes:
             raise ValueError(f"{self.name} needs at least one episode, got none")
         check_model_spec(cfg.model, allow_hub=cfg.allow_hub)
         _check_model_and_tokenizer(cfg)
+        _check_output_dir(cfg)
 
     def _tokenizer(
         self, episodes: Sequence[Episode], cfg: TrainConfig, out: Path, resuming: bool
@@ -206,7 +243,10 @@ class BaseTrainer:
         """Train on ``episodes`` and return ``output_dir`` (a ``from_pretrained``-loadable checkpoint).
 
         Bad input fails before any model is loaded (:meth:`check`) or, for the
-        model and tokenizer themselves, before the first training step.
+        model and tokenizer themselves, before the first training step. A run that fails
+        removes the ``output_dir`` it created unless a checkpoint to resume was saved there.
+        With ``overwrite`` (and no ``resume``), an earlier run's state, weights, adapter and
+        log are removed first (:func:`agentworld.trainers.checkpoint.clear`).
 
         Raises:
             agentworld.trainers.config.ConfigError: invalid ``config`` (unknown keys included).
@@ -214,15 +254,27 @@ class BaseTrainer:
                 path, checkpoint without a tokenizer, preset without one, ``tokenizer`` path
                 missing, tokenizer larger than the model's vocabulary.
             ValueError: no usable episodes (see :meth:`check` and the stage's own checks).
+            OutputDirError: see :meth:`check`.
         """
         cfg = (
             config if isinstance(config, self.config_cls) else validate_config(self.config_cls, config)
         )
         self.check(episodes, cfg)
+        out = Path(cfg.output_dir)
+        created = not out.exists()
+        try:
+            return self._train(episodes, cfg, out)
+        except BaseException:
+            if created and _main_rank() and out.is_dir() and ckpt.find_state(out) is None:
+                shutil.rmtree(out, ignore_errors=True)  # no half-made output directory
+            raise
+
+    def _train(self, episodes: Sequence[Episode], cfg: TrainConfig, out: Path) -> str:
         if cfg.num_threads:
             torch.set_num_threads(cfg.num_threads)
-        out = Path(cfg.output_dir)
         out.mkdir(parents=True, exist_ok=True)
+        if cfg.overwrite and not cfg.resume and _main_rank():
+            ckpt.clear(out)
         write_card(out, self.card(episodes, cfg))
         state_dir = ckpt.find_state(out) if cfg.resume else None
         tokenizer = self._tokenizer(episodes, cfg, out, state_dir is not None)
@@ -263,7 +315,10 @@ class BaseTrainer:
             betas=(0.9, 0.95),
         )
         model, opt = acc.prepare(model, opt)
-        counters = {"step": 0, "micro": 0, "tokens": 0, "elapsed_s": 0.0}
+        # window_*: the steps since the last log record, saved so that the first record after
+        # a resume averages the same steps as an uninterrupted run's.
+        counters = {"step": 0, "micro": 0, "tokens": 0, "elapsed_s": 0.0,
+                    "window_loss": 0.0, "window_steps": 0}
         if state_dir is not None:
             counters.update(ckpt.load_state(acc, state_dir))
             if acc.is_main_process:
@@ -304,7 +359,7 @@ class BaseTrainer:
         )
         start_trackers(acc, cfg.report_to, out, f"agentworld-{self.name}", cfg.model_dump(mode="json"))
         start, base_elapsed = time.perf_counter(), c["elapsed_s"]
-        window_loss, window_steps, window_tokens, window_t = 0.0, 0, 0, time.perf_counter()
+        window_tokens, window_t = 0, time.perf_counter()
         model.train()
 
         def finished() -> bool:
@@ -331,14 +386,15 @@ class BaseTrainer:
                 step_tokens += sum(len(s) for s in micro) * acc.num_processes
                 c["micro"] += 1
             c["step"] += 1
-            window_loss, window_steps = window_loss + step_loss, window_steps + 1
+            c["window_loss"] += step_loss
+            c["window_steps"] += 1
             c["tokens"] += step_tokens
             window_tokens += step_tokens
             done = finished()
             if c["step"] % cfg.log_every == 0 or done:
                 now = time.perf_counter()
                 c["elapsed_s"] = base_elapsed + now - start
-                loss = window_loss / window_steps
+                loss = c["window_loss"] / c["window_steps"]
                 if acc.num_processes > 1:  # the mean over ranks, not rank 0's alone
                     local = torch.tensor([loss], dtype=torch.float64, device=acc.device)
                     loss = acc.reduce(local, reduction="mean").item()
@@ -355,7 +411,7 @@ class BaseTrainer:
                 if cfg.report_to:
                     acc.log(record, step=c["step"])
                 reporter.log(record)
-                window_loss, window_steps, window_tokens, window_t = 0.0, 0, 0, now
+                c["window_loss"], c["window_steps"], window_tokens, window_t = 0.0, 0, 0, now
             reporter.advance(c["step"])
             if cfg.save_every and c["step"] % cfg.save_every == 0 and not done:
                 t_save = time.perf_counter()

@@ -256,7 +256,12 @@ def check_model_spec(spec: str, *, allow_hub: bool = False) -> None:
         return
     if allow_hub and is_hub_id(spec):
         return
-    where = "a directory without config.json" if Path(spec).exists() else "not an existing path"
+    path = Path(spec)
+    where = (
+        "a directory without config.json" if path.is_dir()
+        else "a file, not a checkpoint directory" if path.exists()
+        else "not an existing path"
+    )
     hub = "a hub id owner/name" + ("" if allow_hub else " with allow_hub=True")
     raise ModelSpecError(
         f"model {spec!r} is {where} and not a preset; valid presets: {', '.join(PRESETS)}; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -9,7 +10,8 @@ from agentworld.trainers.config import TrainConfig
 
 
 class Reporter:
-    """Shows a rich progress bar when ``cfg.progress`` and forwards log records to ``cfg.callback``.
+    """Shows a rich progress bar when ``cfg.progress`` (``None``: when standard output is a
+    terminal) and forwards log records to ``cfg.callback``.
 
     The bar measures optimizer steps against ``total``; when only a time budget bounds the
     run (``total`` is ``None``), it measures seconds against ``cfg.time_budget_s`` instead
@@ -30,7 +32,8 @@ class Reporter:
         self.task: Any = None
         self.by_time = total is None and cfg.time_budget_s is not None
         self.started = time.monotonic()
-        if enabled and cfg.progress:
+        show = cfg.progress if cfg.progress is not None else sys.stdout.isatty()
+        if enabled and show:
             try:
                 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
             except ImportError:  # rich is optional

@@ -69,18 +69,52 @@ def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype
     return resolved
 
 
+class DamagedCheckpointError(ValueError):
+    """A checkpoint directory whose weight file cannot be read (truncated, overwritten)."""
+
+
+def _damaged_weight_file(path: str) -> tuple[Path, str] | None:
+    """The first ``*.safetensors`` file under ``path`` whose header or size is invalid, with
+    the reason, or ``None`` when every one opens."""
+    from safetensors import safe_open
+
+    for file in sorted(Path(path).glob("*.safetensors")):
+        try:
+            with safe_open(str(file), framework="pt"):
+                pass
+        except Exception as e:  # SafetensorError, or an OSError reading it
+            return file, str(e)
+    return None
+
+
 def load_causal_lm(path: str, **kwargs: Any) -> PreTrainedModel:
     """``AutoModelForCausalLM.from_pretrained(path, **kwargs)``, without transformers' per-tensor
     "Loading weights" bar when ``path`` is a local directory: a checkpoint of a few million
     parameters loads in milliseconds, and the bar only breaks up the pipeline's own progress
-    display. A hub id keeps its download bars."""
-    if not Path(path).is_dir() or not hf_logging.is_progress_bar_enabled():
+    display. A hub id keeps its download bars.
+
+    Raises:
+        DamagedCheckpointError: a weight file of local ``path`` cannot be read; the message
+            names the file (safetensors' own error names none).
+    """
+    if not Path(path).is_dir():
         return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
         return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    except Exception:
+        damaged = _damaged_weight_file(path)
+        if damaged is None:
+            raise
+        file, reason = damaged
+        raise DamagedCheckpointError(
+            f"cannot read the weights in {file}: {reason}; the file is damaged or incomplete "
+            "(copy or train the checkpoint again)"
+        ) from None
     finally:
-        hf_logging.enable_progress_bar()
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def _explainer(domain: str | None) -> Callable[[str, str], str] | None:
