@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from agentworld.core.types import Observation, Step
+from agentworld.sim.backends.hf import DamagedCheckpointError
 from agentworld.trainers import checkpoint as ckpt
 from agentworld.trainers.config import TrainConfig
 from agentworld.trainers.loop import OutputDirError, corpus_texts
+from agentworld.trainers.models import ModelSpecError, check_model_spec, load_model
 from agentworld.trainers.progress import Reporter
 from agentworld.trainers.sft import SftTrainer
 from agentworld.trainers.tokenizer import MAX_RUN_CHARS, MAX_SAMPLE_CHARS, bounded_samples, train_tokenizer
@@ -71,7 +73,8 @@ def records(out: Path) -> list[dict]:
 
 
 def sft(corpus, tokenizer_dir, out: Path, **extra) -> str:
-    options = {**BASE, "tokenizer": str(tokenizer_dir), "output_dir": str(out), "max_steps": 2}
+    tokenizer = {"tokenizer": str(tokenizer_dir)} if tokenizer_dir else {}
+    options = {**BASE, **tokenizer, "output_dir": str(out), "max_steps": 2}
     return SftTrainer().train(corpus[:8], {**options, **extra})
 
 
@@ -166,3 +169,23 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     assert shown.bar is not None
     shown.close()
     assert Reporter(TrainConfig(output_dir="x", progress=False), 4).bar is None
+
+
+def test_a_damaged_weight_file_is_named(corpus, tokenizer_dir, tmp_path):
+    out = Path(sft(corpus, tokenizer_dir, tmp_path / "run", max_steps=1))
+    weights = out / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(data[: len(data) // 2])  # a copy cut short
+    with pytest.raises(DamagedCheckpointError, match=f"cannot read the weights in {weights}: "):
+        load_model(out)
+    weights.write_bytes(b"\0" * 8 + data[8:])  # an overwritten header
+    with pytest.raises(DamagedCheckpointError, match=f"{weights}.*damaged or incomplete"):
+        sft(corpus, None, tmp_path / "again", model=str(out))
+
+
+def test_a_model_path_that_is_a_file_is_called_a_file(tmp_path):
+    (tmp_path / "passwd").write_text("root:x:0:0::/root:/bin/bash\n")
+    with pytest.raises(ModelSpecError, match="passwd' is a file, not a checkpoint directory"):
+        check_model_spec(str(tmp_path / "passwd"))
+    with pytest.raises(ModelSpecError, match="is a directory without config.json"):
+        check_model_spec(str(tmp_path))
