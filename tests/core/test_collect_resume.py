@@ -12,13 +12,18 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from agentworld.core import plugins
 from agentworld.core.cli import app
 from agentworld.core.collect import collect
-from agentworld.core.io import DatasetError, OutputError, check_output, read_episodes, write_episodes
+from agentworld.core.io import (
+    DatasetError,
+    OutputError,
+    check_output,
+    read_episodes,
+    write_episodes,
+)
 from agentworld.core.partfile import PartFileError
+from typer.testing import CliRunner
 
 EXAMPLE_SRC = Path(__file__).parents[2] / "examples" / "agentworld-domain-echo" / "src"
 MIX = {"random": 1.0}

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from agentworld.core.types import Observation, Step
 from agentworld.sim.backends.hf import DamagedCheckpointError
 from agentworld.trainers import checkpoint as ckpt
@@ -19,7 +18,12 @@ from agentworld.trainers.loop import OutputDirError, corpus_texts
 from agentworld.trainers.models import ModelSpecError, check_model_spec, load_model
 from agentworld.trainers.progress import Reporter
 from agentworld.trainers.sft import SftTrainer
-from agentworld.trainers.tokenizer import MAX_RUN_CHARS, MAX_SAMPLE_CHARS, bounded_samples, train_tokenizer
+from agentworld.trainers.tokenizer import (
+    MAX_RUN_CHARS,
+    MAX_SAMPLE_CHARS,
+    bounded_samples,
+    train_tokenizer,
+)
 
 LETTERS = bytes(range(ord("a"), ord("z") + 1)) * 10  # 260 entries, enough for a 256-byte table
 
@@ -189,3 +193,18 @@ def test_a_model_path_that_is_a_file_is_called_a_file(tmp_path):
         check_model_spec(str(tmp_path / "passwd"))
     with pytest.raises(ModelSpecError, match="is a directory without config.json"):
         check_model_spec(str(tmp_path))
+
+
+def test_a_hub_id_follows_the_same_rule_offline(corpus, tmp_path, monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    hub_id = "agentworld-test/no-such-model"
+    with pytest.raises(ModelSpecError, match="hub id owner/name with allow_hub=True"):
+        sft(corpus, None, tmp_path / "a", model=hub_id)
+    with pytest.raises(ModelSpecError) as err:
+        sft(corpus, None, tmp_path / "b", model=hub_id, allow_hub=True)
+    assert f"{hub_id!r}" in str(err.value) and "hub did not provide it" in str(err.value)
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "b").exists()  # the failed run left no output directory

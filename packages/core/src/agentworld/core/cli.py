@@ -30,6 +30,8 @@ console = Console()
 
 RunDir = Annotated[str, typer.Option("--run-dir", help="Run directory (local path or fsspec URL).")]
 Seed = Annotated[int, typer.Option(help="Random seed.")]
+AllowHub = Annotated[bool, typer.Option(
+    "--allow-hub", help="MODEL may be a Hugging Face Hub id 'org/name' (downloads); as allow_hub in training.")]
 
 
 def _parse_sets(values: list[str] | None) -> dict[str, Any]:
@@ -260,6 +262,7 @@ def eval_cmd(
              "next to --data when it exists (the collect stage writes it there).")] = None,
     ood_max_transitions: Annotated[int, typer.Option(
         min=0, help="Out-of-distribution transitions evaluated at most.")] = 200,
+    allow_hub: AllowHub = False,
 ) -> None:
     """Measure next-observation fidelity of a world model against the baselines: in distribution,
     out of distribution and on in-episode consistency."""
@@ -270,7 +273,7 @@ def eval_cmd(
                      heldout_url=data, ood_url=ood_data or "")
     cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions,
                      max_new_tokens=max_new_tokens, num_beams=num_beams,
-                     ood_max_transitions=ood_max_transitions)
+                     ood_max_transitions=ood_max_transitions, allow_hub=allow_hub)
     if judge_base_url:
         cfg.rewards.append("llm_judge")
         options = {"base_url": judge_base_url, "model": judge_model, "fallback": judge_fallback}
@@ -288,6 +291,7 @@ def simulate_cmd(
     task_seed: Annotated[int, typer.Option(help="Seed of the domain task to simulate.")] = 0,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per step at most.")] = 256,
     num_beams: Annotated[int, typer.Option(min=1, help="Beam search with this many beams (hf backend); 1: greedy.")] = 1,
+    allow_hub: AllowHub = False,
 ) -> None:
     """Interactive simulated environment: type an action, see the predicted observation (Ctrl-D quits)."""
     env_domain = plugins.get_domain(_domain_for(model, domain))
@@ -295,7 +299,7 @@ def simulate_cmd(
     sim = plugins.get_sim_backend(backend)
     from agentworld.core.pipeline import decoding_options
 
-    world_model = sim.load(model, max_new_tokens=max_new_tokens, **decoding_options(num_beams))
+    world_model = sim.load(model, max_new_tokens=max_new_tokens, **decoding_options(num_beams, allow_hub))
     env = sim.make_env(world_model, domain=env_domain)
     real = env_domain.make_env()
     try:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from pathlib import Path
-from contextlib import contextmanager
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import fsspec

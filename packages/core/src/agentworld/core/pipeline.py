@@ -213,7 +213,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     model_path = _model_path(cfg, state)
     models = {"model": plugins.get_sim_backend(cfg.backend).load(
         model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens,
-        **decoding_options(cfg.num_beams))}
+        **decoding_options(cfg.num_beams, cfg.allow_hub))}
     for name in cfg.baselines:
         models[name] = plugins.get_sim_backend(name).load(None, domain=domain)
     rewards = {name: plugins.get_reward(name, **cfg.reward_options.get(name, {}))
@@ -241,9 +241,10 @@ def _exists(url: str) -> bool:
     return bool(fs.exists(path))
 
 
-def decoding_options(num_beams: int) -> dict[str, Any]:
-    """Backend load options for ``num_beams`` (none for greedy, so any backend loads)."""
-    return {"num_beams": num_beams} if num_beams > 1 else {}
+def decoding_options(num_beams: int, allow_hub: bool = False) -> dict[str, Any]:
+    """Backend load options for ``num_beams`` and ``allow_hub`` (none for greedy and local
+    models, so any backend loads)."""
+    return ({"num_beams": num_beams} if num_beams > 1 else {}) | ({"allow_hub": True} if allow_hub else {})
 
 
 def _optional_domain(name: str) -> Any:
@@ -296,7 +297,7 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
     """Replay held-out real episodes' actions in a simulated env; print and save real vs simulated."""
     backend = plugins.get_sim_backend(cfg.backend)
     world_model = backend.load(_model_path(cfg, state), max_new_tokens=cfg.max_new_tokens,
-                               **decoding_options(cfg.num_beams))
+                               **decoding_options(cfg.num_beams, cfg.allow_hub))
     domain = _optional_domain(state.domain)
     env = backend.make_env(world_model, domain=domain, max_steps=cfg.max_steps)
     lines = ["# Real vs simulated replays", ""]

@@ -56,6 +56,13 @@ def register_commands(cli: Any) -> None:
         dtype: Annotated[
             str, typer.Option(help="'auto', 'float32', 'bfloat16' or 'float16'.")
         ] = "auto",
+        allow_hub: Annotated[
+            bool,
+            typer.Option(
+                "--allow-hub",
+                help="CHECKPOINT may be a Hugging Face Hub id 'org/name' (downloads).",
+            ),
+        ] = False,
         max_batch: Annotated[
             int, typer.Option(min=1, help="Most requests gathered into one generate call.")
         ] = 64,
@@ -107,6 +114,7 @@ def register_commands(cli: Any) -> None:
             no_auth=no_auth,
             device=device,
             dtype=dtype,
+            **({"allow_hub": True} if allow_hub else {}),
         )
 
     @cli.command("serve")
@@ -139,6 +147,13 @@ def register_commands(cli: Any) -> None:
         dtype: Annotated[
             str, typer.Option(help="'auto', 'float32', 'bfloat16' or 'float16'.")
         ] = "auto",
+        allow_hub: Annotated[
+            bool,
+            typer.Option(
+                "--allow-hub",
+                help="CHECKPOINT may be a Hugging Face Hub id 'org/name' (downloads).",
+            ),
+        ] = False,
         reward_source: Annotated[
             str | None,
             typer.Option(
@@ -206,6 +221,7 @@ def register_commands(cli: Any) -> None:
                 "max_new_tokens": max_new_tokens,
                 "device": device,
                 "dtype": dtype,
+                **({"allow_hub": True} if allow_hub else {}),
             }
         try:
             app = build_app(

@@ -14,7 +14,6 @@ do instead.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from transformers import (
 
 from agentworld.core.formats import OBS_OPEN
 from agentworld.sim.backends.hf import load_causal_lm
+from agentworld.sim.backends.model_source import looks_like_hub_id
 from agentworld.trainers.copy_prior import apply_copy_prior
 
 
@@ -74,7 +74,6 @@ class ModelSpecError(ValueError):
     """A ``model`` option that is neither a preset, a checkpoint directory nor an allowed hub id."""
 
 
-HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 """A Hugging Face hub repository id, ``owner/name`` (https://huggingface.co/docs/hub/repositories)."""
 
 
@@ -85,8 +84,9 @@ def _base_names() -> tuple[str, ...]:
 
 
 def is_hub_id(spec: str) -> bool:
-    """``spec`` looks like ``owner/name`` and is no existing local path."""
-    return bool(HUB_ID.match(spec)) and not Path(spec).exists()
+    """``spec`` looks like ``owner/name`` and is no existing local path: the rule every command
+    follows (:func:`agentworld.sim.backends.model_source.looks_like_hub_id`)."""
+    return looks_like_hub_id(spec)
 
 
 def build_config(

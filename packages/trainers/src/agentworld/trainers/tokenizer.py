@@ -43,7 +43,7 @@ TAG_TOKENS = [OBS_OPEN, OBS_CLOSE, THINK_OPEN, THINK_CLOSE]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS) + len(TAG_TOKENS)
 MAX_SAMPLE_CHARS = 1 << 20
 MAX_RUN_CHARS = 1024
-_LONG_RUN = re.compile(r"\S{%d,}" % (MAX_RUN_CHARS + 1))
+_LONG_RUN = re.compile(rf"\S{{{MAX_RUN_CHARS + 1},}}")
 
 CHATML_TEMPLATE = (
     "{%- for message in messages %}"

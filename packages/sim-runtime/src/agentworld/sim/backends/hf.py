@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ from agentworld.core.formats import (
 )
 from agentworld.core.protocols import Domain, TextExplainingDomain
 from agentworld.core.types import Prediction
+from agentworld.sim.backends.model_source import hub_errors, is_hub_source
 from agentworld.sim.beam import BeamSearchEngine
 from agentworld.sim.engine import EngineLoop, PagedEngine
 from agentworld.sim.env import SimEnv
@@ -82,7 +83,7 @@ def _damaged_weight_file(path: str) -> tuple[Path, str] | None:
         try:
             with safe_open(str(file), framework="pt"):
                 pass
-        except Exception as e:  # SafetensorError, or an OSError reading it
+        except Exception as e:  # noqa: BLE001 -- SafetensorError, or an OSError reading it
             return file, str(e)
     return None
 
@@ -131,24 +132,6 @@ def _explainer(domain: str | None) -> Callable[[str, str], str] | None:
         )
         return None
     return found.explain_text
-
-
-def _hub_source(path: str) -> bool:
-    """True when ``path`` is a hub id the user passed; False for a local directory.
-
-    Raises:
-        FileNotFoundError: ``path`` looks like a filesystem path but is not a directory.
-    """
-    if os.path.isdir(path):
-        return False
-    parent = os.path.dirname(path.rstrip("/"))
-    looks_local = path.startswith(("/", ".", "~")) or path.count("/") != 1 or os.path.isdir(parent)
-    if os.path.exists(path) or looks_local:
-        raise FileNotFoundError(
-            f"checkpoint directory {path!r} does not exist (a hub id has the form 'org/name')"
-        )
-    logger.info("%r is not a local directory; loading it as a Hugging Face Hub id", path)
-    return True
 
 
 class HFWorldModel:
@@ -314,9 +297,11 @@ class HFWorldModel:
         device: str | torch.device = "auto",
         dtype: str | torch.dtype = "auto",
         gguf_file: str | None = None,
+        allow_hub: bool = False,
         **options: Any,
     ) -> HFWorldModel:
-        """Load ``path`` (a checkpoint directory, or a hub id the user passed).
+        """Load ``path``: a checkpoint directory, or (with ``allow_hub``) a hub id, by the rule
+        of :mod:`agentworld.sim.backends.model_source`.
 
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
         ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``num_beams``,
@@ -327,14 +312,20 @@ class HFWorldModel:
 
         Raises:
             FileNotFoundError: ``path`` looks like a local path but is no directory.
+            agentworld.sim.backends.model_source.ModelSourceError: ``path`` is a file, a hub
+                id without ``allow_hub``, or a hub id that cannot be downloaded (one line).
+            DamagedCheckpointError: a weight file cannot be read (names the file).
         """
-        hub = _hub_source(path)
+        hub = is_hub_source(path, allow_hub=allow_hub)
+        if hub:
+            logger.info("%r is not a local directory; loading it as a Hugging Face Hub id", path)
         dev = resolve_device(device)
         extra: dict[str, Any] = {"local_files_only": not hub}
         if gguf_file is not None:
             extra["gguf_file"] = gguf_file
-        tokenizer = AutoTokenizer.from_pretrained(path, **extra)
-        model = load_causal_lm(path, dtype=resolve_dtype(dtype, dev), **extra)
+        with hub_errors(path) if hub else nullcontext():
+            tokenizer = AutoTokenizer.from_pretrained(path, **extra)
+            model = load_causal_lm(path, dtype=resolve_dtype(dtype, dev), **extra)
         card = {} if hub else read_card(path)
         for key in ("rewards", "history_window", "domain", "reasoning"):
             if card.get(key) is not None:
@@ -492,7 +483,7 @@ class HFBackend:
 
     def load(self, path: str, **options: Any) -> HFWorldModel:
         """Load a checkpoint; ``options`` as in :meth:`HFWorldModel.from_pretrained`
-        (``device``, ``dtype``, ``gguf_file``, ``batch_size``, ``max_new_tokens``,
+        (``device``, ``dtype``, ``gguf_file``, ``allow_hub``, ``batch_size``, ``max_new_tokens``,
         ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``num_beams``)."""
         return HFWorldModel.from_pretrained(path, **options)
 

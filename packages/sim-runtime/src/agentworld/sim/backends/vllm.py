@@ -277,9 +277,17 @@ class VLLMBackend:
     def load(self, path: str, **options: Any) -> VLLMWorldModel:
         """Load ``path`` in vLLM; ``options`` as in :class:`VLLMWorldModel`.
 
+        ``allow_hub`` (default false) lets ``path`` be a hub id, by the rule of
+        :mod:`agentworld.sim.backends.model_source`.
+
         Raises:
             ImportError: vLLM is not installed; install ``agentworld-sim[vllm]``.
+            agentworld.sim.backends.model_source.ModelSourceError: a file, or a hub id
+                without ``allow_hub``.
         """
+        from agentworld.sim.backends.model_source import is_hub_source
+
+        is_hub_source(path, allow_hub=options.pop("allow_hub", False))
         import_vllm()
         return VLLMWorldModel(path, **options)
 
