@@ -165,3 +165,21 @@ def test_an_empty_pipeline_file_is_an_error(tmp_path):
     empty.write_text("")
     done = CliRunner().invoke(app, ["run", str(empty)], env={"COLUMNS": "300"})
     assert done.exit_code == 2 and "has no stage table" in done.output, done.output
+
+
+def test_train_quiet_turns_the_progress_bar_off(monkeypatch, tmp_path):
+    seen = {}
+
+    class Recorder:
+        def train(self, episodes, options):
+            seen.update(options)
+            return options["output_dir"]
+
+    monkeypatch.setattr(plugins, "get_trainer", lambda name: Recorder())
+    args = ["train", "sft", "--data", str(tmp_path / "d.jsonl"), "--model", "m", "--output-dir", "o"]
+    (tmp_path / "d.jsonl").write_text("")
+    assert CliRunner().invoke(app, [*args, "--quiet"]).exit_code == 0
+    assert seen["progress"] is False
+    seen.clear()
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert "progress" not in seen  # the trainer's default: a bar only on a terminal

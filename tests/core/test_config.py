@@ -27,6 +27,6 @@ def test_bad_config_names_field():
         "p.toml: [collect.episodez] unknown key; valid keys: episodes, policies, max_steps, "
         "heldout_fraction, workers, ood_task_kinds, ood_commands; [eval.num_beam] unknown key; "
         "valid keys: backend, model, baselines, rewards, reward_options, max_transitions, "
-        "ood_max_transitions, batch_size, max_new_tokens, num_beams")
+        "ood_max_transitions, batch_size, max_new_tokens, num_beams, allow_hub")
     with pytest.raises(ConfigError, match="invalid TOML"):
         parse_config("[collect\n", "p.toml")

@@ -208,3 +208,43 @@ def test_a_hub_id_follows_the_same_rule_offline(corpus, tmp_path, monkeypatch):
     assert f"{hub_id!r}" in str(err.value) and "hub did not provide it" in str(err.value)
     assert "\n" not in str(err.value)
     assert not (tmp_path / "b").exists()  # the failed run left no output directory
+
+
+def _train_on_a_terminal(args: list[str], tmp_path: Path) -> str:
+    """Run ``agentworld train ...`` with its output on a pseudo-terminal; what it printed."""
+    import pty
+    import subprocess
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from agentworld.core.cli import main; main()", *args],
+        stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=tmp_path, env=env,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=300) == 0, b"".join(chunks).decode(errors="replace")
+    os.close(master)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_train_shows_progress_on_a_terminal(corpus, tokenizer_dir, tmp_path):
+    # Off the terminal (and with --quiet, which sets progress=false) no bar is made:
+    # test_progress_bar_only_on_a_terminal.
+    from agentworld.core.io import write_episodes
+
+    data = tmp_path / "train.jsonl"
+    write_episodes(str(data), corpus[:8])
+    args = ["train", "sft", "--data", str(data), "--model", "tiny-test",
+            "--set", f"tokenizer={json.dumps(str(tokenizer_dir))}", "--set", "max_steps=2",
+            "--set", "batch_size=4", "--set", "max_seq_len=128"]
+    shown = _train_on_a_terminal([*args, "--output-dir", str(tmp_path / "a")], tmp_path)
+    assert "step 2/2" in shown and "sft output ->" in shown
