@@ -1,5 +1,5 @@
-"""One rule for where a model comes from (issue 26): a local directory, or a hub id only
-with allow_hub, in training, eval, simulate and serve alike; offline, one line."""
+"""One rule for where a model comes from (issue 26): a local directory, or a hub id while
+allow_hub is on (the default), in training, eval, simulate and serve alike; offline, one line."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_the_rule(tmp_path):
     assert is_hub_source(MISSING, allow_hub=True) is True
     with pytest.raises(ModelSourceError, match="is a file, not a checkpoint directory"):
         is_hub_source(str(tmp_path / "file"), allow_hub=True)
-    with pytest.raises(ModelSourceError, match="pass --allow-hub"):
+    with pytest.raises(ModelSourceError, match="downloads are off; to download it, drop --no-allow-hub"):
         is_hub_source(MISSING, allow_hub=False)
     for local in (str(tmp_path / "nope"), "./org/name", "nope", "a/b/c"):
         with pytest.raises(FileNotFoundError, match="does not exist"):
@@ -34,10 +34,10 @@ def test_the_rule(tmp_path):
 
 
 def test_a_hub_id_offline_is_one_line(offline):
-    with pytest.raises(ModelSourceError, match="pass --allow-hub"):
-        HFBackend().load(MISSING)
+    with pytest.raises(ModelSourceError, match="downloads are off"):
+        HFBackend().load(MISSING, allow_hub=False)
     with pytest.raises(ModelSourceError) as err:
-        HFBackend().load(MISSING, allow_hub=True)
+        HFBackend().load(MISSING)
     assert str(err.value).startswith(f"cannot load {MISSING!r} from the Hugging Face Hub: ")
     assert "\n" not in str(err.value) and "offline?" in str(err.value)
 
@@ -46,9 +46,10 @@ def test_eval_and_simulate_follow_the_rule(offline, tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text("")
     runner = CliRunner()
-    done = runner.invoke(app, ["eval", "--data", str(data), "--model", MISSING, "--out", str(tmp_path / "o")])
-    assert isinstance(done.exception, ModelSourceError) and "--allow-hub" in str(done.exception)
-    done = runner.invoke(app, ["simulate", "--model", MISSING, "--allow-hub"], input="ls\n")
+    done = runner.invoke(app, ["eval", "--data", str(data), "--model", MISSING, "--out", str(tmp_path / "o"),
+                               "--no-allow-hub"])
+    assert isinstance(done.exception, ModelSourceError) and "downloads are off" in str(done.exception)
+    done = runner.invoke(app, ["simulate", "--model", MISSING], input="ls\n")
     assert isinstance(done.exception, ModelSourceError)
     assert "from the Hugging Face Hub" in str(done.exception)
 
@@ -58,8 +59,8 @@ def test_serve_openai_follows_the_rule(offline):
 
     plugins.load_plugins().hook.register_commands(cli=app)
     runner = CliRunner()
+    done = runner.invoke(app, ["serve-openai", MISSING, "--no-allow-hub"])
+    assert isinstance(done.exception, ModelSourceError) and "downloads are off" in str(done.exception)
     done = runner.invoke(app, ["serve-openai", MISSING])
-    assert isinstance(done.exception, ModelSourceError) and "--allow-hub" in str(done.exception)
-    done = runner.invoke(app, ["serve-openai", MISSING, "--allow-hub"])
     assert isinstance(done.exception, ModelSourceError)
     assert "from the Hugging Face Hub" in str(done.exception)

@@ -202,9 +202,9 @@ def test_a_hub_id_follows_the_same_rule_offline(corpus, tmp_path, monkeypatch):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     hub_id = "agentworld-test/no-such-model"
     with pytest.raises(ModelSpecError, match="hub id owner/name with allow_hub=True"):
-        sft(corpus, None, tmp_path / "a", model=hub_id)
+        sft(corpus, None, tmp_path / "a", model=hub_id, allow_hub=False)
     with pytest.raises(ModelSpecError) as err:
-        sft(corpus, None, tmp_path / "b", model=hub_id, allow_hub=True)
+        sft(corpus, None, tmp_path / "b", model=hub_id)
     assert f"{hub_id!r}" in str(err.value) and "hub did not provide it" in str(err.value)
     assert "\n" not in str(err.value)
     assert not (tmp_path / "b").exists()  # the failed run left no output directory

@@ -31,7 +31,7 @@ console = Console()
 RunDir = Annotated[str, typer.Option("--run-dir", help="Run directory (local path or fsspec URL).")]
 Seed = Annotated[int, typer.Option(help="Random seed.")]
 AllowHub = Annotated[bool, typer.Option(
-    "--allow-hub", help="MODEL may be a Hugging Face Hub id 'org/name' (downloads); as allow_hub in training.")]
+    "--allow-hub/--no-allow-hub", help="MODEL may be a Hugging Face Hub id 'org/name' (downloads); as allow_hub in training.")]
 
 
 def _parse_sets(values: list[str] | None) -> dict[str, Any]:
@@ -262,7 +262,7 @@ def eval_cmd(
              "next to --data when it exists (the collect stage writes it there).")] = None,
     ood_max_transitions: Annotated[int, typer.Option(
         min=0, help="Out-of-distribution transitions evaluated at most.")] = 200,
-    allow_hub: AllowHub = False,
+    allow_hub: AllowHub = True,
 ) -> None:
     """Measure next-observation fidelity of a world model against the baselines: in distribution,
     out of distribution and on in-episode consistency."""
@@ -291,7 +291,7 @@ def simulate_cmd(
     task_seed: Annotated[int, typer.Option(help="Seed of the domain task to simulate.")] = 0,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per step at most.")] = 256,
     num_beams: Annotated[int, typer.Option(min=1, help="Beam search with this many beams (hf backend); 1: greedy.")] = 1,
-    allow_hub: AllowHub = False,
+    allow_hub: AllowHub = True,
 ) -> None:
     """Interactive simulated environment: type an action, see the predicted observation (Ctrl-D quits)."""
     env_domain = plugins.get_domain(_domain_for(model, domain))

@@ -82,7 +82,7 @@ class EvalConfig(BaseModel):
     batch_size: int = Field(32, ge=1)
     max_new_tokens: int = Field(256, ge=1)
     num_beams: int = Field(1, ge=1)  # > 1: beam search (hf backend), else greedy
-    allow_hub: bool = False  # `model` may be a Hugging Face Hub id (downloads)
+    allow_hub: bool = True  # `model` may be a Hugging Face Hub id (downloads), as in training
 
 
 class SimulateConfig(BaseModel):
@@ -96,7 +96,7 @@ class SimulateConfig(BaseModel):
     max_steps: int = Field(6, ge=1)
     max_new_tokens: int = Field(256, ge=1)
     num_beams: int = Field(1, ge=1)  # > 1: beam search (hf backend), else greedy
-    allow_hub: bool = False  # `model` may be a Hugging Face Hub id (downloads)
+    allow_hub: bool = True  # `model` may be a Hugging Face Hub id (downloads), as in training
 
 
 class PipelineConfig(BaseModel):

@@ -241,10 +241,10 @@ def _exists(url: str) -> bool:
     return bool(fs.exists(path))
 
 
-def decoding_options(num_beams: int, allow_hub: bool = False) -> dict[str, Any]:
-    """Backend load options for ``num_beams`` and ``allow_hub`` (none for greedy and local
-    models, so any backend loads)."""
-    return ({"num_beams": num_beams} if num_beams > 1 else {}) | ({"allow_hub": True} if allow_hub else {})
+def decoding_options(num_beams: int, allow_hub: bool = True) -> dict[str, Any]:
+    """Backend load options for ``num_beams`` and ``allow_hub`` (none for greedy decoding and
+    hub downloads allowed, the defaults, so any backend loads)."""
+    return ({"num_beams": num_beams} if num_beams > 1 else {}) | ({} if allow_hub else {"allow_hub": False})
 
 
 def _optional_domain(name: str) -> Any:

@@ -59,10 +59,10 @@ def register_commands(cli: Any) -> None:
         allow_hub: Annotated[
             bool,
             typer.Option(
-                "--allow-hub",
+                "--allow-hub/--no-allow-hub",
                 help="CHECKPOINT may be a Hugging Face Hub id 'org/name' (downloads).",
             ),
-        ] = False,
+        ] = True,
         max_batch: Annotated[
             int, typer.Option(min=1, help="Most requests gathered into one generate call.")
         ] = 64,
@@ -114,7 +114,7 @@ def register_commands(cli: Any) -> None:
             no_auth=no_auth,
             device=device,
             dtype=dtype,
-            **({"allow_hub": True} if allow_hub else {}),
+            **({} if allow_hub else {"allow_hub": False}),
         )
 
     @cli.command("serve")
@@ -150,10 +150,10 @@ def register_commands(cli: Any) -> None:
         allow_hub: Annotated[
             bool,
             typer.Option(
-                "--allow-hub",
+                "--allow-hub/--no-allow-hub",
                 help="CHECKPOINT may be a Hugging Face Hub id 'org/name' (downloads).",
             ),
-        ] = False,
+        ] = True,
         reward_source: Annotated[
             str | None,
             typer.Option(
@@ -221,7 +221,7 @@ def register_commands(cli: Any) -> None:
                 "max_new_tokens": max_new_tokens,
                 "device": device,
                 "dtype": dtype,
-                **({"allow_hub": True} if allow_hub else {}),
+                **({} if allow_hub else {"allow_hub": False}),
             }
         try:
             app = build_app(

@@ -297,11 +297,11 @@ class HFWorldModel:
         device: str | torch.device = "auto",
         dtype: str | torch.dtype = "auto",
         gguf_file: str | None = None,
-        allow_hub: bool = False,
+        allow_hub: bool = True,
         **options: Any,
     ) -> HFWorldModel:
-        """Load ``path``: a checkpoint directory, or (with ``allow_hub``) a hub id, by the rule
-        of :mod:`agentworld.sim.backends.model_source`.
+        """Load ``path``: a checkpoint directory, or (unless ``allow_hub`` is off) a hub id, by
+        the rule of :mod:`agentworld.sim.backends.model_source`.
 
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
         ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``num_beams``,

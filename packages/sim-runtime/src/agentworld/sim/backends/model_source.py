@@ -2,10 +2,10 @@
 
 One rule for training, ``eval``, ``simulate``, ``serve`` and ``serve-openai``: a model
 argument that is not a local directory is a Hugging Face Hub id only when it has the form
-``org/name`` (no leading ``/``, ``.`` or ``~``, no existing parent directory) and the caller
-allowed downloads (``allow_hub=True``: ``--allow-hub`` on the commands, ``--set
-allow_hub=true`` for training). Loading from the Hub without a network gives a one-line
-:class:`ModelSourceError`, not transformers' traceback.
+``org/name`` (:data:`HUB_ID`; it does not exist, nor does its parent directory), and only
+while downloads are allowed (``allow_hub``, on by default: ``--no-allow-hub`` on the
+commands, ``--set allow_hub=false`` for training, turn it off). Loading from the Hub
+without a network gives a one-line :class:`ModelSourceError`, not transformers' traceback.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-HUB_HINT = "--allow-hub (training: --set allow_hub=true)"
+HUB_HINT = "drop --no-allow-hub (training: allow_hub=true)"
 
 
 class ModelSourceError(ValueError):
@@ -49,8 +49,8 @@ def is_hub_source(spec: str, *, allow_hub: bool) -> bool:
         )
     if not allow_hub:
         raise ModelSourceError(
-            f"model {spec!r} is not a local directory; to download it as a Hugging Face Hub "
-            f"id, pass {HUB_HINT}"
+            f"model {spec!r} is not a local directory, and Hugging Face Hub downloads are off; "
+            f"to download it, {HUB_HINT}"
         )
     return True
 

@@ -277,7 +277,7 @@ class VLLMBackend:
     def load(self, path: str, **options: Any) -> VLLMWorldModel:
         """Load ``path`` in vLLM; ``options`` as in :class:`VLLMWorldModel`.
 
-        ``allow_hub`` (default false) lets ``path`` be a hub id, by the rule of
+        ``allow_hub`` (default true) lets ``path`` be a hub id, by the rule of
         :mod:`agentworld.sim.backends.model_source`.
 
         Raises:
@@ -287,7 +287,7 @@ class VLLMBackend:
         """
         from agentworld.sim.backends.model_source import is_hub_source
 
-        is_hub_source(path, allow_hub=options.pop("allow_hub", False))
+        is_hub_source(path, allow_hub=options.pop("allow_hub", True))
         import_vllm()
         return VLLMWorldModel(path, **options)
 
