@@ -319,12 +319,19 @@ def test_the_host_kills_what_the_shell_left(env):
     assert shell is not None and shell._child is not None
     marker = f"aw-left-{uuid.uuid4().hex[:8]}"
     start = f"bash -c 'exec -a {marker} sleep 999'"
-    shell._child.sendline(f"{start} & setsid {start} & ({start} &); sleep 999")
+    foreground = f"{marker}-fg"
+    shell._child.sendline(
+        f"{start} & setsid {start} & ({start} &); bash -c 'exec -a {foreground} sleep 999'"
+    )
     deadline = time.monotonic() + 10
-    while len(_processes_with(marker)) < 3 and time.monotonic() < deadline:
+    while (
+        len(_processes_with(marker)) < 3 or not _processes_with(foreground)
+    ) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(_processes_with(marker)) == 3
+    assert len(_processes_with(foreground)) == 1  # started before the kill, so it is counted
     assert kill_leftovers(shell._child.pid, shell._shell_pgrp) >= 4  # and the foreground sleep
     assert _gone(marker, 2.0)
+    assert _gone(foreground, 2.0)
     text, _ = run(env, "echo ok")
     assert text.endswith("ok\nuser@sandbox:~$ ")
