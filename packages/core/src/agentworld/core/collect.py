@@ -9,7 +9,8 @@ from typing import Any
 
 from agentworld.core.partfile import PartFile
 from agentworld.core.protocols import Domain, MarkovDomain, RewardingDomain
-from agentworld.core.types import Action, Episode, Observation, Step, Task
+from agentworld.core.rollout import each, rollout
+from agentworld.core.types import Episode, Observation, Step, Task
 
 
 def assign_policies(n: int, mix: dict[str, float], seed: int) -> list[str]:
@@ -47,38 +48,37 @@ def recorded(env: Any, observation: Any) -> Observation:
 def run_episode(
     domain: Domain, env: Any, task: Task | None, policy: Any, *, seed: int, max_steps: int
 ) -> Episode:
-    """Roll out ``policy`` in a real ``env`` for at most ``max_steps`` steps and return the episode.
+    """Roll out ``policy`` in a real ``env`` for at most ``max_steps`` steps and return the episode
+    (:func:`agentworld.core.rollout.rollout` on one environment; the policy's ``act(task,
+    history)`` returning ``None`` ends it).
 
     Observations are recorded with the env's privileged state (:func:`recorded`)."""
     if hasattr(policy, "reset"):
         policy.reset(seed)
-    observation, _ = env.reset(seed=seed, options={"task": task} if task else None)
-    history: list[Observation | Action] = [recorded(env, observation)]
-    steps: list[Step] = []
-    for _ in range(max_steps):
-        action = policy.act(task, history)
-        if action is None:
-            break
-        observation, reward, terminated, truncated, info = env.step(action)
-        observation = recorded(env, observation)
-        steps.append(
-            Step(
-                action=action,
-                observation=observation,
-                reward=float(reward),
-                terminated=bool(terminated),
-                truncated=bool(truncated),
-                info=dict(info),
-            )
+    [run] = rollout(
+        [env],
+        each(lambda episode: policy.act(task, episode.history)),
+        max_steps,
+        tasks=[task],
+        seeds=[seed],
+        record=recorded,
+    )
+    steps = [
+        Step(
+            action=t.action,
+            observation=t.observation,
+            reward=t.reward,
+            terminated=t.terminated,
+            truncated=t.truncated,
+            info=t.info,
         )
-        history += [action, observation]
-        if terminated or truncated:
-            break
+        for t in run.transitions
+    ]
     return Episode(
         domain=domain.name,
         task=task,
         system_prompt=domain.system_prompt(task),
-        initial_observation=history[0],
+        initial_observation=run.initial_observation,
         steps=steps,
         metadata={
             "env_version": domain.version,

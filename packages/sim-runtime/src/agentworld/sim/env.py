@@ -8,7 +8,12 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
 from agentworld.core.types import Task
-from agentworld.sim.outcome import check_parse_policy, resolve_reward_source, step_outcome
+from agentworld.sim.outcome import (
+    check_parse_policy,
+    resolve_reward_source,
+    sample_steps,
+    settle_step,
+)
 from agentworld.sim.simulator import Simulator
 from gymnasium import spaces
 
@@ -137,29 +142,15 @@ class SimEnv(gym.Env[str, str]):
         """
         if self.episode_id is None or self._done:
             raise RuntimeError("call reset() before step() (the episode has ended or not started)")
-        retries = 0
-        while True:
-            [(observation, info)] = self.simulator.step_many([(self.episode_id, action)])
-            if observation is not None or info.get("error"):
-                break
-            self.parse_failures += 1
-            if self.on_parse_error != "retry" or retries >= self.max_retries:
-                break
-            retries += 1  # the history is unchanged: sample the same step again
-        info["retries"] = retries
+        [(observation, info)], failures = sample_steps(
+            self.simulator, [(self.episode_id, action)], self.on_parse_error, self.max_retries
+        )
+        self.parse_failures += failures
         self._steps += 1
-        reward, terminated, truncated = 0.0, False, False
-        if observation is None:
-            # A request the engine refused (e.g. the history outgrew the KV budget) carries
-            # ``info["error"]``; an answer that does not parse is "malformed".
-            reason = "error" if info.get("error") else "malformed"
-            truncated, info["truncated_reason"] = True, reason
-        else:
-            reward, terminated = step_outcome(
-                self.reward_source, observation, info, self.domain, self._task
-            )
-            if not terminated and self._steps >= self.max_steps:
-                truncated, info["truncated_reason"] = True, "max_steps"
+        reward, terminated, truncated = settle_step(
+            observation, info, source=self.reward_source, domain=self.domain, task=self._task,
+            steps=self._steps, max_steps=self.max_steps,
+        )
         self._done = terminated or truncated
         self._transcript.append(f">>> {action}")
         self._transcript.append(

@@ -13,11 +13,13 @@ Three sources of reward and termination (``reward_source``):
 
 An answer that does not parse (``on_parse_error``): ``"truncate"`` ends the episode with
 ``info["truncated_reason"] = "malformed"``; ``"retry"`` samples again, up to
-``max_retries`` times, then truncates.
+``max_retries`` times, then truncates. :func:`sample_steps` and :func:`settle_step` are the
+step of :class:`~agentworld.sim.SimEnv` and :class:`~agentworld.sim.SimVectorEnv` alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentworld.core.protocols import RewardingDomain
@@ -78,3 +80,59 @@ def step_outcome(
         reward, terminated = verdict
         return float(reward), bool(terminated)
     return 0.0, False
+
+
+def sample_steps(
+    simulator: Any, pairs: Sequence[tuple[str, str]], on_parse_error: str, max_retries: int
+) -> tuple[list[tuple[str | None, dict[str, Any]]], int]:
+    """Step episodes ``pairs`` (``[batch]`` of ``(episode_id, action)``) in one
+    ``simulator.step_many`` call; with ``on_parse_error="retry"`` the answers that did not
+    parse are sampled again, all in one more batch, up to ``max_retries`` times (the history
+    is unchanged by an unparsed answer). A refused step (``info["error"]``) is not retried.
+
+    Returns:
+        ``([batch] (observation or None, info with "retries"), number of unparsed answers)``.
+    """
+    results: list[tuple[str | None, dict[str, Any]]] = [(None, {})] * len(pairs)
+    todo, attempt, failures = list(range(len(pairs))), 0, 0
+    while todo:
+        out = simulator.step_many([pairs[k] for k in todo])
+        retry = []
+        for k, (observation, info) in zip(todo, out, strict=True):
+            info["retries"] = attempt
+            results[k] = (observation, info)
+            if observation is None and not info.get("error"):
+                failures += 1
+                if on_parse_error == "retry" and attempt < max_retries:
+                    retry.append(k)
+        todo, attempt = retry, attempt + 1
+    return results, failures
+
+
+def settle_step(
+    observation: str | None,
+    info: dict[str, Any],
+    *,
+    source: str,
+    domain: Any,
+    task: Any,
+    steps: int,
+    max_steps: int,
+    is_terminal: Callable[[str], bool] | None = None,
+) -> tuple[float, bool, bool]:
+    """``(reward, terminated, truncated)`` of a simulated step that is the episode's
+    ``steps``-th, setting ``info["truncated_reason"]`` where truncated: ``"error"`` (the engine
+    refused it, ``info["error"]``) or ``"malformed"`` (no observation parsed), else
+    ``"max_steps"`` once ``steps >= max_steps`` and the step did not terminate. The reward and
+    termination of a parsed step come from ``source`` (:func:`step_outcome`), termination or'ed
+    with ``is_terminal(observation)``."""
+    if observation is None:
+        info["truncated_reason"] = "error" if info.get("error") else "malformed"
+        return 0.0, False, True
+    reward, terminated = step_outcome(source, observation, info, domain, task)
+    if is_terminal is not None and is_terminal(observation):
+        terminated = True
+    if not terminated and steps >= max_steps:
+        info["truncated_reason"] = "max_steps"
+        return reward, False, True
+    return reward, terminated, False

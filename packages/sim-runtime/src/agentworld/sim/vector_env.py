@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
 from agentworld.core.types import Task
 from agentworld.sim.env import CHARSET, MAX_LENGTH
-from agentworld.sim.outcome import check_parse_policy, resolve_reward_source, step_outcome
+from agentworld.sim.outcome import (
+    check_parse_policy,
+    resolve_reward_source,
+    sample_steps,
+    settle_step,
+)
 from agentworld.sim.simulator import Simulator
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -198,24 +204,21 @@ class SimVectorEnv(VectorEnv):
                 infos = self._add_info(infos, self._reset_slot(i), i)
             else:
                 stepping.append(i)
-        results = self._step_slots(stepping, actions)
-        for i in stepping:
-            observation, info = results[i]
+        pairs = [(self._slots[i].episode_id, str(actions[i])) for i in stepping]
+        results, failures = sample_steps(
+            self.simulator, pairs, self.on_parse_error, self.max_retries  # type: ignore[arg-type]
+        )
+        self.parse_failures += failures
+        for i, (observation, info) in zip(stepping, results, strict=True):
             slot = self._slots[i]
             slot.steps += 1
             info["episode_id"] = slot.episode_id
-            if observation is None:
-                reason = "error" if info.get("error") else "malformed"
-                truncations[i], info["truncated_reason"] = True, reason
-            else:
-                rewards[i], terminal = step_outcome(
-                    self.reward_source, observation, info, self.domain, slot.task
-                )
-                if self.is_terminal is not None and self.is_terminal(str(actions[i]), observation):
-                    terminal = True
-                terminations[i] = terminal
-                if not terminal and slot.steps >= self.max_steps:
-                    truncations[i], info["truncated_reason"] = True, "max_steps"
+            terminal = self.is_terminal
+            rewards[i], terminations[i], truncations[i] = settle_step(
+                observation, info, source=self.reward_source, domain=self.domain, task=slot.task,
+                steps=slot.steps, max_steps=self.max_steps,
+                is_terminal=None if terminal is None else partial(terminal, str(actions[i])),
+            )
             slot.needs_reset = bool(terminations[i] or truncations[i])
             self._observations[i] = observation or ""
             infos = self._add_info(infos, info, i)
@@ -229,27 +232,6 @@ class SimVectorEnv(VectorEnv):
                 slot.episode_id = None
 
     # -- helpers --------------------------------------------------------------------------------
-
-    def _step_slots(
-        self, indices: list[int], actions: Sequence[str]
-    ) -> dict[int, tuple[str | None, dict[str, Any]]]:
-        """Step sub-environments ``indices`` in one batch, re-sampling unparsed answers in
-        further batches as ``on_parse_error`` allows; ``{index: (observation, info)}``."""
-        results: dict[int, tuple[str | None, dict[str, Any]]] = {}
-        todo, attempt = list(indices), 0
-        while todo:
-            pairs = [(self._slots[i].episode_id, str(actions[i])) for i in todo]
-            out = self.simulator.step_many(pairs)  # type: ignore[arg-type]
-            retry = []
-            for i, (observation, info) in zip(todo, out, strict=True):
-                info["retries"] = attempt
-                results[i] = (observation, info)
-                if observation is None and not info.get("error"):
-                    self.parse_failures += 1
-                    if self.on_parse_error == "retry" and attempt < self.max_retries:
-                        retry.append(i)
-            todo, attempt = retry, attempt + 1
-        return results
 
     def episode_ids(self) -> list[str | None]:
         """Simulator episode id of each sub-environment ``[num_envs]`` (``None`` before reset)."""
