@@ -10,14 +10,8 @@ from agentworld.core.io import read_episodes
 from agentworld.core.pipeline import RunState, run_collect
 from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.terminal.domain import TerminalDomain
-from agentworld.domains.terminal.sandbox import detect_sandbox
 from rich.console import Console
-
-try:
-    detect_sandbox()
-    HAVE_SANDBOX = True
-except RuntimeError:  # pragma: no cover - depends on the machine
-    HAVE_SANDBOX = False
+from sandboxes import needs_sandbox
 
 
 def _episode(kind: str, actions: list[str]) -> Episode:
@@ -43,7 +37,7 @@ def test_split_by_task_kind_and_command_family():
     assert action_families(Action(text="ls -l"), object()) == set()
 
 
-@pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+@needs_sandbox
 def test_held_out_families_never_reach_a_training_split(tmp_path):
     domain = TerminalDomain()
     cfg = CollectConfig(episodes=34, workers=2, ood_task_kinds=["status", "loop"],

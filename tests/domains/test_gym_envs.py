@@ -12,15 +12,8 @@ from agentworld.core.collect import run_episode
 from agentworld.core.types import Action, Observation, ObservationText
 from agentworld.domains.classic import VARIANTS, ClassicDomain
 from agentworld.domains.terminal.domain import TerminalDomain
-from agentworld.domains.terminal.sandbox import detect_sandbox
 from gymnasium.utils.env_checker import check_env
-
-try:
-    detect_sandbox()
-    HAVE_SANDBOX = True
-except RuntimeError:  # pragma: no cover - depends on the machine
-    HAVE_SANDBOX = False
-needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+from sandboxes import needs_sandbox
 
 
 def checked(env_id: str, **kwargs) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
 from agentworld.core.protocols import Policy
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.terminal.domain import TerminalDomain
@@ -12,15 +11,8 @@ from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.expert import ScriptedExpert
 from agentworld.domains.terminal.prompt import split_prompt
 from agentworld.domains.terminal.random_policy import RandomPolicy
-from agentworld.domains.terminal.sandbox import detect_sandbox
 from agentworld.domains.terminal.tasks import KINDS, TerminalTaskSampler
-
-try:
-    detect_sandbox()
-    HAVE_SANDBOX = True
-except RuntimeError:  # pragma: no cover - depends on the machine
-    HAVE_SANDBOX = False
-needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+from sandboxes import needs_sandbox
 
 
 def rollout(env: TerminalEnv, policy, task: Task, seed: int):

@@ -17,14 +17,7 @@ from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.fs import check_success, snapshot
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.safefs import remove_tree
-from agentworld.domains.terminal.sandbox import detect_sandbox
-
-try:
-    detect_sandbox()
-    HAVE_SANDBOX = True
-except RuntimeError:  # pragma: no cover - depends on the machine
-    HAVE_SANDBOX = False
-needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+from sandboxes import needs_sandbox
 
 SECRET = "SECRET-4f1c9e"
 

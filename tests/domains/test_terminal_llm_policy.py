@@ -14,14 +14,7 @@ import pytest
 from agentworld.core.collect import collect
 from agentworld.domains.terminal.domain import TerminalDomain
 from agentworld.domains.terminal.llm_policy import LLMPolicy, parse_command
-from agentworld.domains.terminal.sandbox import detect_sandbox
-
-try:
-    detect_sandbox()
-    HAVE_SANDBOX = True
-except RuntimeError:  # pragma: no cover - depends on the machine
-    HAVE_SANDBOX = False
-needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+from sandboxes import needs_sandbox
 
 SCRIPT = ["x=6", "echo $((x * 7))", "```bash\necho hi > a.txt\n```", "$ cat a.txt", "DONE"]
 

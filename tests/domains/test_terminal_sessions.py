@@ -7,22 +7,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-import pytest
 from agentworld.core.collect import run_episode
 from agentworld.domains.terminal.domain import TerminalDomain
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.expert import ScriptedExpert
 from agentworld.domains.terminal.random_policy import RandomPolicy
-from agentworld.domains.terminal.sandbox import detect_sandbox
 from agentworld.domains.terminal.session_tasks import SESSION_KINDS
 from agentworld.domains.terminal.tasks import KINDS, TerminalTaskSampler
-
-try:
-    detect_sandbox()
-    HAVE_SANDBOX = True
-except RuntimeError:  # pragma: no cover - depends on the machine
-    HAVE_SANDBOX = False
-needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+from sandboxes import needs_sandbox
 
 
 def test_session_kinds_are_sampled():

@@ -7,22 +7,15 @@ import json
 import urllib.request
 from pathlib import Path
 
-import pytest
 from agentworld.core.collect import run_episode
 from agentworld.domains.terminal.domain import TerminalDomain
 from agentworld.domains.terminal.llm_policy import LLMPolicy, parse_command
-from agentworld.domains.terminal.sandbox import detect_sandbox
 from agentworld.sim.backends.hf import HFBackend
 from agentworld.sim.server import HFChatModel, serve_in_thread
-
-try:
-    detect_sandbox()
-    HAVE_SANDBOX = True
-except RuntimeError:  # pragma: no cover - depends on the machine
-    HAVE_SANDBOX = False
+from sandboxes import needs_sandbox
 
 
-@pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+@needs_sandbox
 def test_llm_policy_on_serve_openai(qwen3_dir: Path):
     domain = TerminalDomain()
     task = domain.tasks().sample(1, seed=2)[0]

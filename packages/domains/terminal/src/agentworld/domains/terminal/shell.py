@@ -17,9 +17,19 @@ kills whatever is still there besides the shell (:mod:`agentworld.domains.termin
 every command runs to completion, no job outlives its step (this also ends fork bombs), and
 episodes stay reproducible.
 
-A line longer than :data:`LINE_MAX` bytes would be cut by the terminal's line buffer (4,095
-bytes, ``N_TTY_BUF_SIZE``); it is passed through a read-only file instead and run with
-``eval``, so what runs is what is recorded.
+An action of several lines (a here-document, a multi-line ``for`` loop, a ``python3 - <<EOF``
+script) runs as one unit, as bash runs the same text as a script: it is written to a file the
+sandbox sees read-only (:data:`ACTION_FILE`) and run with ``source``, which parses and runs it
+command by command in the shell itself (its variables, functions and directory persist). A
+here-document's body is read from the text, not from the terminal; one never closed ends at
+the end of the text with bash's warning; an unfinished ``if`` or quote is bash's syntax error,
+naming the file and the line in the action. Typed line by line instead, a here-document's
+continuation lines would meet ``PS2`` and be cancelled. (``eval`` would do the same but,
+interactive, leaves a stale prompt after an unclosed quote and numbers lines by the whole
+session.) So is a line longer than :data:`LINE_MAX` bytes, which the terminal's line buffer
+would cut (4,095 bytes, ``N_TTY_BUF_SIZE``): what runs is what is recorded. ``$?`` at the
+start of such an action is the previous command's status, as at a typed prompt; the timeout
+applies to the action as a whole.
 """
 
 from __future__ import annotations
@@ -58,6 +68,7 @@ TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
 LINE_MAX = 4000  # bytes of one typed line; longer lines are passed through a file
+ACTION_FILE = f"{INPUT_DIR}/action"  # inside the sandbox: a multi-line or long action
 
 
 class Shell:
@@ -136,9 +147,12 @@ class Shell:
         """Run one command line and wait for the next prompt.
 
         Args:
-            command: One line (line breaks are entered as separate lines; a line over
-                :data:`LINE_MAX` bytes is passed through a file and run with ``eval``).
-            timeout_s: Wall-clock limit, seconds (default ``limits.command_timeout_s``).
+            command: The action's text: one line, or several run as one script (passed
+                through a file and run with ``source``, as is a line over :data:`LINE_MAX`
+                bytes). ``\r\n`` counts as ``\n``; trailing line breaks are dropped
+                when what is left is one line.
+            timeout_s: Wall-clock limit for the whole action, seconds (default
+                ``limits.command_timeout_s``).
                 On expiry Ctrl-C is sent (again every ``INTERRUPT_EVERY_S``); if no
                 prompt follows within ``GRACE_S`` the shell is killed and restarted in
                 the same directory.
@@ -155,15 +169,9 @@ class Shell:
             ) from None
         if "\x00" in command:
             raise ValueError(f"action holds a NUL character: {command!r:.200}")
-        lines = command.replace("\r\n", "\n").split("\n")
-        if len(lines) > 1:
-            results = [self.run(line, timeout_s) for line in lines]
-            last = results[-1]
-            last.output = "".join(r.text for r in results[:-1]) + last.output
-            last.timed_out = any(r.timed_out for r in results)
-            last.restarted = any(r.restarted for r in results)
-            last.truncated = any(r.truncated for r in results)
-            return last
+        command = command.replace("\r\n", "\n")
+        if "\n" not in command.rstrip("\n"):
+            command = command.rstrip("\n")
         if self._child is None:
             self.start()
         self._drain()
@@ -204,17 +212,18 @@ class Shell:
         self._kill()
         shutil.rmtree(self._meta, ignore_errors=True)
 
-    def _typed(self, line: str) -> str:
-        """What to type for ``line``: itself, or for a line over :data:`LINE_MAX` bytes a
-        short line that reads it from the sandbox's read-only input directory and runs it."""
-        if len(line.encode("utf-8")) <= LINE_MAX:
-            return line
+    def _typed(self, command: str) -> str:
+        """What to type for ``command``: itself when it is one line of at most
+        :data:`LINE_MAX` bytes; else one short line that restores ``$?`` (``__aw_rc``, set
+        before each prompt) and sources the command from :data:`ACTION_FILE`."""
+        if "\n" not in command and len(command.encode("utf-8")) <= LINE_MAX:
+            return command
         inbox = self._meta / "input"
-        tmp = inbox / ".line.tmp"
-        tmp.write_text(line, encoding="utf-8")
+        tmp = inbox / ".action.tmp"
+        tmp.write_text(command, encoding="utf-8")
         tmp.chmod(0o644)
-        tmp.replace(inbox / "line")
-        return f"IFS= read -r -d '' __aw_c < {INPUT_DIR}/line; eval -- \"$__aw_c\""
+        tmp.replace(inbox / Path(ACTION_FILE).name)
+        return f'(exit "$__aw_rc"); builtin source {ACTION_FILE}'
 
     def _result(self, raw: bytes, match: re.Match[bytes]) -> CommandResult:
         out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
