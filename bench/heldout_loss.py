@@ -4,7 +4,7 @@
         --run runs/quickstart                     # ~40 s on 2 cores
 
 For each split (``RUN/episodes/{train,heldout}.jsonl``, the first ``--episodes`` episodes) the
-episodes are rendered exactly as SFT trains on them (`agentworld.trainers.data.sft_samples`, with
+episodes are rendered exactly as SFT trains on them (`agentworld.trainers.training.data.sft_samples`, with
 the domain's rationales when the checkpoint's card says ``"reasoning": "domain"``), and one forward
 pass per sequence scores every token the model predicts in simulation: the observation blocks and
 end-of-turn. Domain rationales are not scored: the simulator writes them (``train_rationale=False``;
@@ -32,8 +32,8 @@ import torch
 import torch.nn.functional as F
 from agentworld.core.card import read_card
 from agentworld.core.io import read_episodes
-from agentworld.trainers.data import IGNORE_INDEX, collate, sft_samples
-from agentworld.trainers.reasoning import domain_rationales
+from agentworld.trainers.training.data import IGNORE_INDEX, collate, sft_samples
+from agentworld.trainers.world_model.reasoning import domain_rationales
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 

@@ -52,7 +52,7 @@ def base_model(spec: str | None, layers: int = 30) -> torch.nn.Module:
         config = LlamaConfig(**{**SMOLLM2_135M, "num_hidden_layers": layers})
         config._attn_implementation = "sdpa"
         return AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    from agentworld.trainers.models import load_model
+    from agentworld.trainers.models.specs import load_model
 
     return load_model(spec)[0]
 
@@ -63,7 +63,7 @@ def batches(args: argparse.Namespace, vocab: int) -> list[list[list[int]]]:
     if args.data:
         from agentworld.core.formats import sft_pair
         from agentworld.core.io import read_episodes
-        from agentworld.trainers.models import load_model
+        from agentworld.trainers.models.specs import load_model
 
         tok = load_model(args.model or "smollm2")[1]
         samples = []

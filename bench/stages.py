@@ -27,7 +27,7 @@ from agentworld.core import plugins
 from agentworld.core.collect import collect, split
 from agentworld.core.evaluate import evaluate, transitions
 from agentworld.sim.backends.hf import HFWorldModel
-from agentworld.trainers.models import load_model
+from agentworld.trainers.models.specs import load_model
 
 METRICS = ("exact_match", "edit_similarity", "domain", "hybrid")
 
@@ -82,8 +82,8 @@ def ladder(name: str, base: dict, minutes: float, train_eps, items, domain, out:
 
 def smollm2_dir(path: str) -> str:
     """``path`` holding a prepared SmolLM2 checkpoint, preparing it first when it holds none."""
-    from agentworld.trainers.models import is_checkpoint_dir
-    from agentworld.trainers.pretrained import prepare_base
+    from agentworld.trainers.models.specs import is_checkpoint_dir
+    from agentworld.trainers.models.pretrained import prepare_base
 
     if not is_checkpoint_dir(path):
         prepare_base("smollm2", path, force=True, log=lambda line: print(f"  {line}", flush=True))
@@ -124,8 +124,8 @@ def main() -> None:
     print(f"collected {len(episodes)} episodes in {time.perf_counter() - t0:.0f} s; "
           f"{len(items)} held-out transitions", flush=True)
     table = {}
-    from agentworld.trainers.tokenizer import train_tokenizer
-    from agentworld.trainers.loop import corpus_texts
+    from agentworld.trainers.models.tokenizer import train_tokenizer
+    from agentworld.trainers.training.loop import corpus_texts
 
     tok = train_tokenizer(corpus_texts(train_eps), 3072, out / "tokenizer")
     torch.manual_seed(a.seed)

@@ -33,8 +33,8 @@ import time
 import torch
 import torch.nn.functional as F
 from agentworld.core.io import read_episodes
-from agentworld.trainers.data import IGNORE_INDEX, batch_stream, collate, sft_samples
-from agentworld.trainers.reasoning import domain_rationales
+from agentworld.trainers.training.data import IGNORE_INDEX, batch_stream, collate, sft_samples
+from agentworld.trainers.world_model.reasoning import domain_rationales
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -44,11 +44,11 @@ from agentworld.core.types import Action, Episode, Observation, Task
 from agentworld.sim.engine import PagedEngine
 from agentworld.sim.prompts import fit_prompt
 from agentworld.sim.sampling import SamplingParams
-from agentworld.trainers.loop import corpus_texts
-from agentworld.trainers.models import load_model
-from agentworld.trainers.policy_data import clean_action, history_messages, policy_pair
-from agentworld.trainers.policy_sft import PolicySftTrainer
-from agentworld.trainers.tokenizer import train_tokenizer
+from agentworld.trainers.training.loop import corpus_texts
+from agentworld.trainers.models.specs import load_model
+from agentworld.trainers.agents.policy_data import clean_action, history_messages, policy_pair
+from agentworld.trainers.agents.policy_sft import PolicySftTrainer
+from agentworld.trainers.models.tokenizer import train_tokenizer
 
 Z95 = 1.959963984540054  # standard normal quantile of 0.975
 STOP_TOKENS = ("<|im_end|>", "<|endoftext|>")

@@ -8,7 +8,7 @@ lr 2e-3 with 20 warm-up steps, batch 16, loss only on the tokens to predict:
   its value (what ``ls DIR`` / ``cat FILE`` need from the initial-state listing).
 
 Prints the loss every 50 steps; chance is about 7.6 nats (the value alphabet's entropy).
-``--preset copy`` starts from the copy prior (``agentworld.trainers.copy_prior``): a working
+``--preset copy`` starts from the copy prior (``agentworld.trainers.models.copy_prior``): a working
 induction circuit at step 0, so lookup starts far below chance (3.2 nats at step 0, 0.6 after 50
 steps; session 5's bigram head: 1.5 and 0.7, docs/bench-history.md, session 12).
 
@@ -24,8 +24,8 @@ import time
 import torch
 from transformers import Qwen3ForCausalLM
 
-from agentworld.trainers.copy_prior import apply_copy_prior
-from agentworld.trainers.models import PRESETS, build_config
+from agentworld.trainers.models.copy_prior import apply_copy_prior
+from agentworld.trainers.models.specs import PRESETS, build_config
 
 SEP, QUERY = 5, 6
 

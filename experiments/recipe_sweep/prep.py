@@ -18,7 +18,7 @@ from agentworld.core import plugins
 from agentworld.core.evaluate import transitions
 from agentworld.core.io import read_episodes
 from agentworld.rewards.rules import normalize
-from agentworld.trainers.data import cpt_blocks, sft_samples
+from agentworld.trainers.training.data import cpt_blocks, sft_samples
 
 tok_dir, train_path, held_path, out_dir, name = sys.argv[1:6]
 out = Path(out_dir)

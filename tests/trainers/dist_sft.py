@@ -17,7 +17,7 @@ from transformers import Qwen3ForCausalLM
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import make_episodes  # noqa: E402
 
-from agentworld.trainers.sft import SftTrainer  # noqa: E402
+from agentworld.trainers.world_model.sft import SftTrainer  # noqa: E402
 
 out, tokenizer = Path(sys.argv[1]), sys.argv[2]
 torch.set_num_threads(1)

@@ -1,5 +1,5 @@
 """Run by ``torchrun --nproc-per-node 2`` from ``test_grpo_core.py``: two gloo ranks ask
-:func:`agentworld.trainers.loop.time_is_up` with different elapsed times (rank 0 within the
+:func:`agentworld.trainers.training.loop.time_is_up` with different elapsed times (rank 0 within the
 budget, rank 1 past it) and write what each was told to ``OUT_DIR/rank{r}.json``.
 
 Usage: ``dist_time_budget.py OUT_DIR``.
@@ -11,8 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from agentworld.trainers.config import TrainConfig
-from agentworld.trainers.loop import _accelerator, time_is_up
+from agentworld.trainers.training.config import TrainConfig
+from agentworld.trainers.training.loop import _accelerator, time_is_up
 
 out = Path(sys.argv[1])
 acc = _accelerator(TrainConfig(model="tiny-test", output_dir=str(out)))

@@ -10,16 +10,16 @@ import pytest
 import torch
 from agentworld.core.types import Action, Observation, Task
 from agentworld.sim.backends.hf import HFWorldModel
-from agentworld.trainers.agent_lm import LmAgentConfig, train_lm_agent
-from agentworld.trainers.agent_lm_data import (
+from agentworld.trainers.agents.lm.trainer import LmAgentConfig, train_lm_agent
+from agentworld.trainers.agents.lm.data import (
     EpisodeStatus,
     episode_batch,
     first_action,
     pick_tasks,
 )
-from agentworld.trainers.agent_lm_rollout import AgentRollouts
-from agentworld.trainers.models import load_model
-from agentworld.trainers.rl import answer_logprobs
+from agentworld.trainers.agents.lm.rollout import AgentRollouts
+from agentworld.trainers.models.specs import load_model
+from agentworld.trainers.world_model.rl import answer_logprobs
 from chatml import chatml_tokenizer
 from pydantic import ValidationError
 from transformers import AutoModelForCausalLM, AutoTokenizer

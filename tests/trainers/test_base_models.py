@@ -23,7 +23,7 @@ from transformers import (
     Qwen3ForCausalLM,
 )
 
-from agentworld.trainers.sft import SftTrainer
+from agentworld.trainers.world_model.sft import SftTrainer
 
 
 def tiny(arch: str, vocab: int) -> torch.nn.Module:

@@ -47,8 +47,8 @@ def test_engine_policy_equals_generate(bench, corpus, tokenizer_dir) -> None:
     """Greedy actions from the paged engine equal ``model.generate`` on the same chats."""
     from transformers import AutoTokenizer
 
-    from agentworld.trainers.models import build_model
-    from agentworld.trainers.policy_data import clean_action, policy_pair
+    from agentworld.trainers.models.specs import build_model
+    from agentworld.trainers.agents.policy_data import clean_action, policy_pair
 
     tok = AutoTokenizer.from_pretrained(str(tokenizer_dir))
     torch.manual_seed(0)

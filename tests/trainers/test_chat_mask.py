@@ -15,9 +15,9 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
 from agentworld.core.formats import OBS_CLOSE, OBS_OPEN
-from agentworld.trainers.chat_mask import ChatMasker
-from agentworld.trainers.data import sft_samples
-from agentworld.trainers.policy_data import policy_samples
+from agentworld.trainers.models.chat_mask import ChatMasker
+from agentworld.trainers.training.data import sft_samples
+from agentworld.trainers.agents.policy_data import policy_samples
 
 TEMPLATES = Path(__file__).parent / "chat_templates"
 FAMILIES = {
@@ -146,7 +146,7 @@ def test_qwen3_stock_template_is_not_prefix_stable_and_still_trains() -> None:
 
 
 def test_without_trl_variant_falls_back_to_turns(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentworld.trainers.chat_mask as cm
+    import agentworld.trainers.models.chat_mask as cm
 
     monkeypatch.setattr(cm, "_training_template", lambda tok: None)
     assert ChatMasker(family_tokenizer("qwen3")).strategy == "turns"

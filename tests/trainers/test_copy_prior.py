@@ -6,8 +6,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM, Qwen3ForCausalLM
 
-from agentworld.trainers.copy_prior import apply_copy_prior
-from agentworld.trainers.models import build_config
+from agentworld.trainers.models.copy_prior import apply_copy_prior
+from agentworld.trainers.models.specs import build_config
 
 VOCAB = 3072
 

@@ -14,10 +14,10 @@ import pytest
 import torch
 from accelerate import Accelerator
 
-from agentworld.trainers import grpo
-from agentworld.trainers.agent_lm_config import LmAgentConfig
-from agentworld.trainers.config import ConfigError, validate_config
-from agentworld.trainers.rl import RlConfig
+from agentworld.trainers.training import grpo
+from agentworld.trainers.agents.lm.config import LmAgentConfig
+from agentworld.trainers.training.config import ConfigError, validate_config
+from agentworld.trainers.world_model.rl import RlConfig
 
 SCRIPT = Path(__file__).with_name("dist_time_budget.py")
 BASE = {"model": "tiny-test", "output_dir": "out"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentworld.trainers.models import ModelSpecError, check_model_spec, is_hub_id, load_model
+from agentworld.trainers.models.specs import ModelSpecError, check_model_spec, is_hub_id, load_model
 
 
 def test_names_that_resolve_without_loading(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from agentworld.core.types import Action, Observation
-from agentworld.trainers.policy_data import (
+from agentworld.trainers.agents.policy_data import (
     AGENT_PROMPT,
     chat_samples,
     clean_action,
@@ -17,7 +17,7 @@ from agentworld.trainers.policy_data import (
     policy_pair,
     policy_samples,
 )
-from agentworld.trainers.policy_sft import PolicySftTrainer
+from agentworld.trainers.agents.policy_sft import PolicySftTrainer
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +121,8 @@ def test_policy_sft_trains_a_tiny_model(tmp_path, corpus, tokenizer_dir) -> None
     checkpoint loads and its loss on the training actions is below the untrained model's."""
     import torch
 
-    from agentworld.trainers.data import collate
-    from agentworld.trainers.models import load_model
+    from agentworld.trainers.training.data import collate
+    from agentworld.trainers.models.specs import load_model
 
     tok = AutoTokenizer.from_pretrained(str(tokenizer_dir))
     cfg = {"output_dir": str(tmp_path / "p"), "model": "tiny-test", "tokenizer": str(tokenizer_dir),

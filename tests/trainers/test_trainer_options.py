@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agentworld.core.cli import app
-from agentworld.trainers.config import ConfigError, SftConfig, option_help, validate_config
+from agentworld.trainers.training.config import ConfigError, SftConfig, option_help, validate_config
 from pydantic import BaseModel
 from typer.testing import CliRunner
 

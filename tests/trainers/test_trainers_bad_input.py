@@ -14,11 +14,11 @@ from trainers_loopback import serve
 from agentworld.core import plugins
 from agentworld.core.hookspecs import hookimpl
 from agentworld.core.types import Episode, Observation
-from agentworld.trainers import pypi
-from agentworld.trainers.cpt import CptTrainer
-from agentworld.trainers.models import ModelSpecError, build_model, load_model
-from agentworld.trainers.pretrained import prepare_base
-from agentworld.trainers.sft import SftTrainer
+from agentworld.trainers.models import pypi
+from agentworld.trainers.world_model.cpt import CptTrainer
+from agentworld.trainers.models.specs import ModelSpecError, build_model, load_model
+from agentworld.trainers.models.pretrained import prepare_base
+from agentworld.trainers.world_model.sft import SftTrainer
 
 UNREACHABLE = "http://127.0.0.1:9/simple"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from transformers import AutoTokenizer
 
 from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, episode_messages
-from agentworld.trainers.data import (
+from agentworld.trainers.training.data import (
     IGNORE_INDEX,
     batch_stream,
     collate,
@@ -13,7 +13,7 @@ from agentworld.trainers.data import (
     episode_sample,
     sft_samples,
 )
-from agentworld.trainers.tokenizer import train_tokenizer
+from agentworld.trainers.models.tokenizer import train_tokenizer
 
 
 def test_tokenizer_trains_and_renders_chatml(tokenizer_dir, corpus, tmp_path):

@@ -12,14 +12,14 @@ from transformers import AutoTokenizer
 from agentworld.core.config import parse_config
 from agentworld.core.formats import THINK_OPEN, answer_prefix, wrap_observation
 from agentworld.core.types import Action, Episode, Observation, Step
-from agentworld.trainers.config import SftConfig
-from agentworld.trainers.data import sft_samples
-from agentworld.trainers.reasoning import (
+from agentworld.trainers.training.config import SftConfig
+from agentworld.trainers.training.data import sft_samples
+from agentworld.trainers.world_model.reasoning import (
     TEACHER_SYSTEM,
     TeacherError,
     domain_rationales,
 )
-from agentworld.trainers.sft import SftTrainer
+from agentworld.trainers.world_model.sft import SftTrainer
 
 HOME = "/home/agent"
 

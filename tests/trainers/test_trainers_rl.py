@@ -12,10 +12,10 @@ from agentworld.core.hookspecs import hookimpl
 from agentworld.core.plugins import UnknownPluginError
 from agentworld.sim.backends.hf import HFWorldModel
 from agentworld.sim.sampling import SamplingParams
-from agentworld.trainers import grpo
-from agentworld.trainers.models import ModelSpecError, load_model
-from agentworld.trainers.rl import RlTrainer, answer_batch, answer_logprobs
-from agentworld.trainers.rl_data import build_prompts, chat_render, generate_groups
+from agentworld.trainers.training import grpo
+from agentworld.trainers.models.specs import ModelSpecError, load_model
+from agentworld.trainers.world_model.rl import RlTrainer, answer_batch, answer_logprobs
+from agentworld.trainers.world_model.rl_data import build_prompts, chat_render, generate_groups
 from test_trainers_tracking import scalars
 from transformers import AutoModelForCausalLM, AutoTokenizer
 

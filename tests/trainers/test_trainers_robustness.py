@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from agentworld.core.types import Observation, Step
 from agentworld.sim.backends.hf import DamagedCheckpointError
-from agentworld.trainers import checkpoint as ckpt
-from agentworld.trainers.config import TrainConfig
-from agentworld.trainers.loop import OutputDirError, corpus_texts
-from agentworld.trainers.models import ModelSpecError, check_model_spec, load_model
-from agentworld.trainers.progress import Reporter
-from agentworld.trainers.sft import SftTrainer
-from agentworld.trainers.tokenizer import (
+from agentworld.trainers.training import checkpoint as ckpt
+from agentworld.trainers.training.config import TrainConfig
+from agentworld.trainers.training.loop import OutputDirError, corpus_texts
+from agentworld.trainers.models.specs import ModelSpecError, check_model_spec, load_model
+from agentworld.trainers.training.progress import Reporter
+from agentworld.trainers.world_model.sft import SftTrainer
+from agentworld.trainers.models.tokenizer import (
     MAX_RUN_CHARS,
     MAX_SAMPLE_CHARS,
     bounded_samples,

@@ -20,8 +20,8 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from agentworld.core.io import write_episodes
-from agentworld.trainers import pypi
-from agentworld.trainers.pretrained import BASES, CHECK_MESSAGES, PROVENANCE
+from agentworld.trainers.models import pypi
+from agentworld.trainers.models.pretrained import BASES, CHECK_MESSAGES, PROVENANCE
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def test_prepare_writes_a_plain_checkpoint_with_provenance(smollm2):
 def test_checkpoint_reloads_offline_equals_the_gguf_model_and_generates(smollm2, tmp_path, monkeypatch):
     import huggingface_hub.constants
 
-    from agentworld.trainers.models import load_model
+    from agentworld.trainers.models.specs import load_model
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
@@ -132,7 +132,7 @@ def test_smollm2_by_name_full_fine_tuning_offline(smollm2, corpus, tmp_path, mon
     takes optimizer steps offline and saves a full checkpoint."""
     import huggingface_hub.constants
 
-    from agentworld.trainers.sft import SftTrainer
+    from agentworld.trainers.world_model.sft import SftTrainer
 
     cache = tmp_path / "cache"
     (cache / "bases").mkdir(parents=True)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from agentworld.trainers.cpt import CptTrainer
+from agentworld.trainers.world_model.cpt import CptTrainer
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 

@@ -10,11 +10,11 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from agentworld.core import plugins
-from agentworld.trainers.cpt import CptTrainer
-from agentworld.trainers.data import collate, sft_samples
-from agentworld.trainers.loop import resolve_mixed_precision
-from agentworld.trainers.models import PRESETS, ModelSpecError, load_model
-from agentworld.trainers.sft import SftTrainer
+from agentworld.trainers.world_model.cpt import CptTrainer
+from agentworld.trainers.training.data import collate, sft_samples
+from agentworld.trainers.training.loop import resolve_mixed_precision
+from agentworld.trainers.models.specs import PRESETS, ModelSpecError, load_model
+from agentworld.trainers.world_model.sft import SftTrainer
 
 BASE = {
     "model": "tiny-test",

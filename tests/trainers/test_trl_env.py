@@ -1,4 +1,4 @@
-"""The TRL adapter (agentworld.trainers.trl_env) against the real sandboxed terminal and real TRL.
+"""The TRL adapter (agentworld.trainers.agents.trl_env) against the real sandboxed terminal and real TRL.
 
 The end-to-end test runs TRL's own ``GRPOTrainer`` with ``environment_factory`` for 2 steps
 on a tiny Qwen3 (random init, then 60 Adam steps teaching it one tool call) with
@@ -16,7 +16,7 @@ import pytest
 from agentworld.core.plugins import get_domain
 from agentworld.core.types import Task
 from agentworld.domains.terminal.sandbox import detect_sandbox
-from agentworld.trainers.trl_env import (
+from agentworld.trainers.agents.trl_env import (
     AgentWorldToolEnv,
     environment_factory,
     episode_return_reward,

@@ -1,6 +1,6 @@
 """agentworld-trainers: tokenizer training and the ``cpt`` / ``sft`` stages.
 
-Import the pieces from their modules (``agentworld.trainers.cpt.CptTrainer``,
-``agentworld.trainers.tokenizer.train_tokenizer``, ...); this package module
+Import the pieces from their modules (``agentworld.trainers.world_model.cpt.CptTrainer``,
+``agentworld.trainers.models.tokenizer.train_tokenizer``, ...); this package module
 imports nothing heavy, so plugin discovery stays fast.
 """

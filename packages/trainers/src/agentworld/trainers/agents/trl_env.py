@@ -48,7 +48,7 @@ from typing import Any, Literal
 
 from agentworld.core.protocols import DiscreteActionDomain, Domain, Environment
 from agentworld.core.types import Task
-from agentworld.trainers.trl_tool_env import AgentWorldToolEnv
+from agentworld.trainers.agents.trl_tool_env import AgentWorldToolEnv
 
 __all__ = [
     "AgentWorldToolEnv",

@@ -6,7 +6,7 @@ next action is one request of a continuous batch on the :class:`~agentworld.sim.
 EngineLoop`, then the environments step in a thread pool. Each episode is pinned in the
 engine under its own episode id, so a turn prefills only the new observation; when the
 ``G`` first prompts of a group are equal, the prompt is prefilled once and forked ``G``
-times (shared KV blocks, as :func:`agentworld.trainers.rl_data.generate_groups` does).
+times (shared KV blocks, as :func:`agentworld.trainers.world_model.rl_data.generate_groups` does).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Literal
 from agentworld.core.types import Action, Task
 from agentworld.sim.engine import EngineLoop
 from agentworld.sim.sampling import SamplingParams
-from agentworld.trainers.agent_lm_data import (
+from agentworld.trainers.agents.lm.data import (
     AGENT_PROMPT,
     ChatTokens,
     EpisodeStatus,

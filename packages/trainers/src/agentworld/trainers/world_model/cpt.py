@@ -8,9 +8,9 @@ from typing import ClassVar
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core.types import Episode
-from agentworld.trainers.config import CptConfig, TrainConfig
-from agentworld.trainers.data import Sample, cpt_blocks
-from agentworld.trainers.loop import BaseTrainer
+from agentworld.trainers.training.config import CptConfig, TrainConfig
+from agentworld.trainers.training.data import Sample, cpt_blocks
+from agentworld.trainers.training.loop import BaseTrainer
 
 
 class CptTrainer(BaseTrainer):
@@ -26,5 +26,5 @@ class CptTrainer(BaseTrainer):
     def samples(
         self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
     ) -> list[Sample]:
-        """Packed blocks of ``cfg.max_seq_len`` tokens (see :func:`~agentworld.trainers.data.cpt_blocks`)."""
+        """Packed blocks of ``cfg.max_seq_len`` tokens (see :func:`~agentworld.trainers.training.data.cpt_blocks`)."""
         return cpt_blocks(episodes, tokenizer, cfg.max_seq_len)

@@ -6,7 +6,7 @@ engine running the very model being trained (prompt KV shared by the group, beha
 log-probabilities from the engine), score them against the real next observation with
 the reward plugin (``hybrid`` by default), normalise rewards within each group, and
 take one clipped policy-gradient step with a k3 KL penalty to the frozen starting
-model (:mod:`agentworld.trainers.grpo`). The engine's KV cache is then invalidated
+model (:mod:`agentworld.trainers.training.grpo`). The engine's KV cache is then invalidated
 (new model version as hash salt), since its keys and values came from the old weights.
 """
 
@@ -28,12 +28,12 @@ from agentworld.core import plugins
 from agentworld.core.card import card_from_episodes
 from agentworld.core.protocols import ComponentReward
 from agentworld.core.types import Episode
-from agentworld.trainers import checkpoint as ckpt
-from agentworld.trainers import grpo
-from agentworld.trainers.config import TrainConfig
-from agentworld.trainers.data import Sample, batch_stream
-from agentworld.trainers.loop import BaseTrainer, lr_factor, time_is_up
-from agentworld.trainers.models import (
+from agentworld.trainers.training import checkpoint as ckpt
+from agentworld.trainers.training import grpo
+from agentworld.trainers.training.config import TrainConfig
+from agentworld.trainers.training.data import Sample, batch_stream
+from agentworld.trainers.training.loop import BaseTrainer, lr_factor, time_is_up
+from agentworld.trainers.models.specs import (
     TOKENIZER_FILES,
     ModelSpecError,
     has_tokenizer,
@@ -41,9 +41,9 @@ from agentworld.trainers.models import (
     load_model,
     num_parameters,
 )
-from agentworld.trainers.progress import Reporter
-from agentworld.trainers.tracking import start_trackers
-from agentworld.trainers.rl_data import (
+from agentworld.trainers.training.progress import Reporter
+from agentworld.trainers.training.tracking import start_trackers
+from agentworld.trainers.world_model.rl_data import (
     RlPrompt,
     Rollout,
     build_prompts,
@@ -144,7 +144,7 @@ def build_reward(cfg: RlConfig) -> Any:
 class RlTrainer(BaseTrainer):
     """``train(episodes, config) -> output_dir`` with :class:`RlConfig` options (GRPO).
 
-    Reuses :class:`~agentworld.trainers.loop.BaseTrainer` for tokenizer, model (LoRA
+    Reuses :class:`~agentworld.trainers.training.loop.BaseTrainer` for tokenizer, model (LoRA
     optional), accelerate, AdamW, schedule, checkpoints and resume; replaces its loop.
     ``train_log.jsonl`` records hold ``step, loss, lr, reward, reward_std,
     reward/<component>, kl, clip_frac, ratio, response_len (tokens), format_valid
@@ -167,7 +167,7 @@ class RlTrainer(BaseTrainer):
             ValueError: no episode has a step (no reference observation), bad reward weights.
             agentworld.core.plugins.UnknownPluginError: the reward (or a hybrid component)
                 or ``domain`` is not installed.
-            agentworld.trainers.models.ModelSpecError: ``model`` is a directory without a
+            agentworld.trainers.models.specs.ModelSpecError: ``model`` is a directory without a
                 tokenizer and no ``tokenizer`` is given.
         """
         super().check(episodes, cfg)

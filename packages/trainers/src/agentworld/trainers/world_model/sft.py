@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core.types import Episode
-from agentworld.trainers import reasoning
-from agentworld.trainers.config import SftConfig, TrainConfig
-from agentworld.trainers.data import Sample, sft_samples
-from agentworld.trainers.loop import BaseTrainer
+from agentworld.trainers.world_model import reasoning
+from agentworld.trainers.training.config import SftConfig, TrainConfig
+from agentworld.trainers.training.data import Sample, sft_samples
+from agentworld.trainers.training.loop import BaseTrainer
 
 
 class SftTrainer(BaseTrainer):
@@ -22,7 +22,7 @@ class SftTrainer(BaseTrainer):
     answers (``<predicted_observation>`` blocks and end-of-turn) only. With
     ``reasoning="domain"`` or ``"teacher"`` every answer starts with a
     ``<think>rationale</think>`` block, also in the loss (see
-    :mod:`agentworld.trainers.reasoning`).
+    :mod:`agentworld.trainers.world_model.reasoning`).
     """
 
     name: ClassVar[str] = "sft"
@@ -63,7 +63,7 @@ class SftTrainer(BaseTrainer):
     def samples(
         self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
     ) -> list[Sample]:
-        """Masked episode windows of at most ``cfg.max_seq_len`` tokens (see :func:`~agentworld.trainers.data.sft_samples`)."""
+        """Masked episode windows of at most ``cfg.max_seq_len`` tokens (see :func:`~agentworld.trainers.training.data.sft_samples`)."""
         assert isinstance(cfg, SftConfig)
         if not tokenizer.chat_template:
             raise ValueError(

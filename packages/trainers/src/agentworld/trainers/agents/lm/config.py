@@ -1,13 +1,13 @@
-"""Options of the language-model agent trainer (:func:`agentworld.trainers.agent_lm.train_lm_agent`)."""
+"""Options of the language-model agent trainer (:func:`agentworld.trainers.agents.lm.trainer.train_lm_agent`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from agentworld.trainers.agent_lm_data import AGENT_PROMPT
-from agentworld.trainers.agent_lm_rollout import ActionType
-from agentworld.trainers.config import LoraSettings
+from agentworld.trainers.agents.lm.data import AGENT_PROMPT
+from agentworld.trainers.agents.lm.rollout import ActionType
+from agentworld.trainers.training.config import LoraSettings
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
@@ -15,7 +15,7 @@ class LmAgentConfig(BaseModel):
     """Options of :func:`train_lm_agent` (pydantic v2; unknown keys are errors).
 
     Attributes:
-        model: Policy: a preset (``agentworld.trainers.models.PRESETS``), a checkpoint
+        model: Policy: a preset (``agentworld.trainers.models.specs.PRESETS``), a checkpoint
             directory (a world-model checkpoint is a valid warm start) or a hub id (``allow_hub``).
         tokenizer: Tokenizer directory; ``None``: the checkpoint's own (presets need one).
         output_dir: Checkpoint, ``metrics.jsonl`` and ``trainer_state/``.

@@ -36,7 +36,7 @@ from agentworld.core.rationales import (  # the domain's rationales live in core
     domain_rationales,
 )
 from agentworld.core.types import Episode
-from agentworld.trainers.config import SftConfig, TeacherSettings
+from agentworld.trainers.training.config import SftConfig, TeacherSettings
 
 TEACHER_SYSTEM = (
     "You explain how a {domain} environment responds to an agent's action. You are shown the "

@@ -1,4 +1,4 @@
-"""Training throughput of a preset: ``python -m agentworld.trainers.bench [preset] [seq_len] [batch] [vocab]``.
+"""Training throughput of a preset: ``python -m agentworld.trainers.world_model.bench [preset] [seq_len] [batch] [vocab]``.
 
 Times fwd + bwd + AdamW steps on random tokens and prints tokens/s.
 """
@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from agentworld.trainers.models import build_config, num_parameters
+from agentworld.trainers.models.specs import build_config, num_parameters
 
 
 def measure(
@@ -27,7 +27,7 @@ def measure(
         ``{"params", "tokens_per_s", "step_s"}`` (parameters, tokens per second, seconds per step).
 
     Raises:
-        agentworld.trainers.models.ModelSpecError: unknown preset.
+        agentworld.trainers.models.specs.ModelSpecError: unknown preset.
     """
     from transformers import Qwen3ForCausalLM
 

@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any
 
-from agentworld.trainers.config import TrainConfig
+from agentworld.trainers.training.config import TrainConfig
 
 
 class Reporter:

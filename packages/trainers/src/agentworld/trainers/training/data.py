@@ -15,7 +15,7 @@ system message. An episode of a Markov domain (``metadata["history_window"]``
 set) is instead trained one turn per sequence, exactly as the world model is
 prompted at simulation time (:func:`~agentworld.core.formats.sft_pair`).
 
-Any chat template works: :class:`~agentworld.trainers.chat_mask.ChatMasker` finds the
+Any chat template works: :class:`~agentworld.trainers.models.chat_mask.ChatMasker` finds the
 assistant tokens by generation markers, prefixes, TRL's training variant of the template or,
 failing those, turn by turn (then every turn is a sequence of its own).
 """
@@ -37,7 +37,7 @@ from agentworld.core.formats import (
 from agentworld.core.types import Episode
 from transformers import PreTrainedTokenizerBase
 
-from agentworld.trainers.chat_mask import ChatMasker, render_with_spans
+from agentworld.trainers.models.chat_mask import ChatMasker, render_with_spans
 
 __all__ = [
     "IGNORE_INDEX",
@@ -105,7 +105,7 @@ def episode_sample(
     unless ``train_rationale`` is false: then the loss starts after the block's opening tag
     (:func:`~agentworld.core.formats.answer_prefix`), for simulators that write the
     rationale themselves. How the assistant tokens are found under the tokenizer's chat
-    template is ``masker``'s business (:class:`~agentworld.trainers.chat_mask.ChatMasker`;
+    template is ``masker``'s business (:class:`~agentworld.trainers.models.chat_mask.ChatMasker`;
     built from ``tokenizer`` when not given): with a template that is not prefix-stable and
     has no generation markers, every turn is a sequence of its own.
 

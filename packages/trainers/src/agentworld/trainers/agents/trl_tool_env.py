@@ -1,7 +1,7 @@
 """``AgentWorldToolEnv``: one agentworld environment driven through TRL tool calls.
 
 The base class of the per-domain classes built by
-:func:`agentworld.trainers.trl_env.tool_env_class` (see that module for how TRL uses it).
+:func:`agentworld.trainers.agents.trl_env.tool_env_class` (see that module for how TRL uses it).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The world-model renderers of :mod:`agentworld.core.formats` make the *environment* the
 assistant. Here the roles swap, in the chat format of the LM agent trainer
-(:mod:`agentworld.trainers.agent_lm_data`, so a cloned policy continues there unchanged): the
+(:mod:`agentworld.trainers.agents.lm.data`, so a cloned policy continues there unchanged): the
 system message is the task instruction then a short agent prompt (never the environment's
 hidden set-up), each *user* message is an observation (the initial one first) and each
 *assistant* message is the agent's action::
@@ -10,7 +10,7 @@ hidden set-up), each *user* message is an observation (the initial one first) an
     [system, user obs_0, assistant a_0, user obs_1, assistant a_1, ..., user obs_{T-1}, assistant a_{T-1}]
 
 The observation that follows the last action is not rendered: nothing is predicted from it.
-Training follows the world-model SFT recipe (:mod:`agentworld.trainers.data`): each whole
+Training follows the world-model SFT recipe (:mod:`agentworld.trainers.training.data`): each whole
 episode is one sequence whose loss covers the assistant answers (action text and the
 end-of-turn marker) only; an episode longer than ``max_seq_len`` tokens is split at turn
 boundaries into windows that each restart with the system message.
@@ -25,9 +25,9 @@ from transformers import PreTrainedTokenizerBase
 
 from agentworld.core.formats import Message
 from agentworld.core.types import Action, Episode, Observation, Task
-from agentworld.trainers.agent_lm_data import AGENT_PROMPT, first_action, system_message
-from agentworld.trainers.chat_mask import ChatMasker
-from agentworld.trainers.data import Sample
+from agentworld.trainers.agents.lm.data import AGENT_PROMPT, first_action, system_message
+from agentworld.trainers.models.chat_mask import ChatMasker
+from agentworld.trainers.training.data import Sample
 
 __all__ = [
     "AGENT_PROMPT",
@@ -128,7 +128,7 @@ def chat_samples(
 
     The loss mask is 1 on assistant content through its end-of-turn marker and 0 elsewhere,
     under any chat template (``masker``, built from ``tokenizer`` when not given; see
-    :class:`~agentworld.trainers.chat_mask.ChatMasker`). A window is the system message plus as many whole turns as fit in ``max_seq_len``
+    :class:`~agentworld.trainers.models.chat_mask.ChatMasker`). A window is the system message plus as many whole turns as fit in ``max_seq_len``
     tokens; a single turn that does not fit is cut at ``max_seq_len``.
 
     Returns:
