@@ -39,9 +39,11 @@ def test_here_document_expands_unless_the_delimiter_is_quoted(env):
 
 
 def test_multi_line_loop_and_state_that_persists(env):
-    text, info = run(env, "total=0\nfor i in 1 2 3; do\n  echo item $i\n  total=$((total + i))\ndone")
+    loop = "total=0\nfor i in 1 2 3; do\n  echo item $i\n  total=$((total + i))\ndone"
+    text, info = run(env, loop)
     assert text == "item 1\nitem 2\nitem 3\n" + PROMPT and info["exit_code"] == 0
-    text, _ = run(env, "mkdir -p work\ncd work\nwhile [ $total -gt 4 ]; do\n  total=$((total - 4))\ndone")
+    text, _ = run(env, "mkdir -p work\ncd work\n"
+                       "while [ $total -gt 4 ]; do\n  total=$((total - 4))\ndone")
     assert text == "user@sandbox:~/work$ "
     text, _ = run(env, "echo $total; pwd")
     assert text == "2\n/home/agent/work\nuser@sandbox:~/work$ "
@@ -95,7 +97,8 @@ def test_an_unclosed_here_document_ends_at_the_end_of_the_action(env):
 
 def test_unfinished_constructs_are_bash_syntax_errors(env):
     text, info = run(env, "if true; then\n  echo yes")
-    assert text == f"bash: {ACTION_FILE}: line 3: syntax error: unexpected end of file\n[2] {PROMPT}"
+    error = "syntax error: unexpected end of file"
+    assert text == f"bash: {ACTION_FILE}: line 3: {error}\n[2] " + PROMPT
     assert info["exit_code"] == 2 and not info["timed_out"]
     text, _ = run(env, "echo 'open\nstill open")
     assert text == (

@@ -19,7 +19,7 @@ from sandboxes import needs_sandbox
 
 def test_session_kinds_are_sampled():
     assert set(SESSION_KINDS) <= set(KINDS)
-    tasks = TerminalTaskSampler(SESSION_KINDS).sample(16, seed=4)
+    tasks = TerminalTaskSampler(SESSION_KINDS).sample(2 * len(SESSION_KINDS), seed=4)
     assert Counter(t.kind for t in tasks) == dict.fromkeys(SESSION_KINDS, 2)
     pipeline = [t for t in tasks if t.kind == "pipeline"]
     # the pipeline kind reads a CSV table of the set-up tree (added when the tree had none)

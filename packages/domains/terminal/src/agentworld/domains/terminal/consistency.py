@@ -39,6 +39,7 @@ _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _ASSIGNED = re.compile(
     r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=|\b(?:for|read|let|local|export)\s+([A-Za-z_][A-Za-z0-9_]*)"
 )
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)\\?([A-Za-z_][A-Za-z0-9_]*)\2")
 _PREFIX_WORDS = {"do", "then", "else", "elif", "!", "time", "sudo", "command", "exec", "nohup"}
 _LISTERS = {"ls", "find", "du", "tree"}
 _CONDITIONS = {"if", "while", "until"}  # followed by the command they test
@@ -50,11 +51,11 @@ def command_words(text: str) -> set[str]:
     name), keywords such as ``for``, ``while``, ``if`` and ``case`` included.
 
     Quoted strings and ``$((...))`` are blanked first, so ``echo 'a | sort'`` runs only
-    ``echo``. Words that
+    ``echo``, and here-document bodies are dropped (:func:`without_heredoc_bodies`). Words that
     are not command names (numbers, ``$x``) are dropped; ``[`` and ``[[`` count as ``test``.
     """
     words: set[str] = set()
-    text = _ARITHMETIC.sub(" 0 ", _QUOTED.sub(" '' ", text))
+    text = _ARITHMETIC.sub(" 0 ", _QUOTED.sub(" '' ", without_heredoc_bodies(text)))
     for part in _SEPARATORS.split(_REDIRECTS.sub(" ", text)):
         tokens = part.split()
         while tokens and (_ASSIGN.match(tokens[0]) or tokens[0] in _PREFIX_WORDS
@@ -70,6 +71,28 @@ def command_words(text: str) -> set[str]:
         elif _NAME.match(word) and word not in ("fi", "done", "esac", "in"):
             words.add(word)
     return words
+
+
+def without_heredoc_bodies(text: str) -> str:
+    """``text`` without the bodies and closing delimiters of its here-documents: the lines
+    after a line holding ``<<WORD`` (``<<'WORD'``, ``<<"WORD"``, ``<<\\WORD``, ``<<-WORD``)
+    up to the line ``WORD`` (leading tabs stripped for ``<<-``) or the end, as bash reads
+    them (bash(1), "Here Documents"). Data, not commands: ``cat <<EOF`` / ``ls`` / ``EOF``
+    runs only ``cat``."""
+    out: list[str] = []
+    pending: list[tuple[bool, str]] = []  # (tabs stripped, delimiter) still to read
+    for line in text.split("\n"):
+        if pending:
+            tabs, word = pending[0]
+            if (line.lstrip("\t") if tabs else line) == word:
+                pending.pop(0)
+            continue
+        out.append(line)
+        quoted = [m.span() for m in _QUOTED.finditer(line)]
+        for match in _HEREDOC.finditer(line.replace("<<<", "   ")):
+            if not any(a < match.start() < b for a, b in quoted):
+                pending.append((match.group(1) == "-", match.group(3)))
+    return "\n".join(out)
 
 
 def _output_shown(observation: Any) -> bool:

@@ -6,7 +6,9 @@ written relative to the current directory read from the last prompt); about
 one in eight is a mistake a person makes: a typo (``lss``), a missing file,
 an unknown option. About half the commands are session commands
 (:mod:`agentworld.domains.terminal.session_commands`): variables, control
-flow, pipelines, files written then read back, ``python3``, and their errors.
+flow, pipelines, files written then read back, ``python3``, and their errors;
+some are multi-line actions (:mod:`agentworld.domains.terminal.multiline_commands`):
+here-documents, loops over several lines, ``python3 - <<EOF`` programs.
 Episodes last 4-12 steps (drawn per episode).
 """
 
@@ -18,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.terminal import vocab
+from agentworld.domains.terminal.multiline_commands import MultilineCommandsMixin
 from agentworld.domains.terminal.policy_base import (
     SeededPolicy,
     current_cwd,
@@ -60,7 +63,7 @@ _BAD_OPTIONS = [
 ]
 
 
-class RandomPolicy(SessionCommandsMixin, SeededPolicy):
+class RandomPolicy(SessionCommandsMixin, MultilineCommandsMixin, SeededPolicy):
     """Random but realistic shell commands (``name = "random"``).
 
     Args:
@@ -134,6 +137,7 @@ class RandomPolicy(SessionCommandsMixin, SeededPolicy):
             (1.5, self._modify),
             (1, self._transform),
             *self.session_makers(),
+            (4, self._multiline),
         ]
 
     def _mistake(self, cwd: str) -> str:

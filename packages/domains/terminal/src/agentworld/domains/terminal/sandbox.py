@@ -52,7 +52,7 @@ from agentworld.domains.terminal.prompt import HOME
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SANDBOX_ENV_VAR = "AGENTWORLD_TERMINAL_SANDBOX"
 INSIDE_UID = 1000  # uid and gid of the shell inside every sandbox, named ``user``
-INPUT_DIR = "/run/agentworld"  # read-only inside: multi-line and long actions (see shell.ACTION_FILE)
+INPUT_DIR = "/run/agentworld"  # read-only inside: multi-line, long actions (shell.ACTION_FILE)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 _UID_BASE, _UID_SPAN = 200_000, 100_000
 _counter = itertools.count()

@@ -4,7 +4,8 @@ A mixin of :class:`agentworld.domains.terminal.expert.ScriptedExpert`: one
 ``_<op>(goal, plan)`` method per goal operation, each appending commands to
 the plan the way a person would type them, in one of several seeded styles
 (``$((...))`` or ``expr``; ``for`` or ``while``; ``awk`` or ``cut | paste |
-bc``; ``printf`` or ``echo`` and ``>>``; ``if`` or ``&&``/``||``; ...).
+bc``; ``printf`` or ``echo`` and ``>>``; ``if`` or ``&&``/``||``; ...). Here-documents
+and multi-line loops are typed as one multi-line action, as an agent sends them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class _PlanLike(Protocol):
 
 class SessionExpertMixin:
     """Solutions of ``arith``, ``loop``, ``pipeline``, ``write_lines``, ``script``,
-    ``condition``, ``status`` and ``compare`` goals; needs ``self.rng``."""
+    ``condition``, ``status``, ``compare`` and ``heredoc`` goals; needs ``self.rng``."""
 
     rng: random.Random
 
@@ -58,8 +59,10 @@ class SessionExpertMixin:
             plan.cd(d)
         where = plan.p(d)
         prefix = "" if where == "." else where + "/"
-        style = self.rng.randrange(3)
-        if style == 0:
+        style = self.rng.randrange(4)
+        if style == 3:
+            plan.add(f'for i in $(seq 1 {n}); do\n  echo "{word} $i" > {prefix}{stem}$i.txt\ndone')
+        elif style == 0:
             plan.add(f'for i in $(seq 1 {n}); do echo "{word} $i" > {prefix}{stem}$i.txt; done')
         elif style == 1:
             nums = " ".join(str(i) for i in range(1, n + 1))
@@ -166,3 +169,32 @@ class SessionExpertMixin:
             plan.add(f"tail -n 2 {dst}")
         plan.add(f"diff {src} {dst}" if self.rng.random() < 0.7 else
                  f"diff {src} {dst}; echo exit $?")
+
+    def _heredoc(self, g: dict[str, Any], plan: _PlanLike) -> None:
+        rng = self.rng
+        if "path" not in g:  # a python3 program on standard input
+            n = g["n"]
+            body = rng.choice([f"for i in range(1, {n} + 1):\n    print(i * i)",
+                               f"print('\\n'.join(str(i ** 2) for i in range(1, {n + 1})))"])
+            end = rng.choice(["EOF", "PY"])
+            opener = f"'{end}'" if rng.random() < 0.5 else end
+            plan.add(f"python3 - <<{opener}\n{body}\n{end}")
+            return
+        if dirname(g["path"]) and rng.random() < 0.3:
+            plan.cd(dirname(g["path"]))
+        p, var = plan.p(g["path"]), g["var"]
+        head = rng.choice(["cat > {p} <<{o}", "cat <<{o} > {p}"])
+        if var is None:
+            text = head.format(p=p, o="'EOF'") + "\n" + "\n".join(g["lines"]) + "\nEOF"
+        else:
+            assign = f"{var}={g['value']}"
+            text = head.format(p=p, o="EOF") + f"\n{var}=${var}\ntwice=$(({var} * 2))\nEOF"
+            if rng.random() < 0.5:
+                plan.add(assign)
+            else:
+                text = f"{assign}\n{text}"  # the assignment in the same action
+        if rng.random() < 0.5:
+            plan.add(f"{text}\ncat {p}")
+        else:
+            plan.add(text)
+            plan.add(rng.choice([f"cat {p}", f"cat -n {p}"]))

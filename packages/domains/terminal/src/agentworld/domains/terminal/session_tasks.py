@@ -10,7 +10,9 @@ returns ``(instruction, check)``; ``check["goal"]`` names the intended
 operation for the scripted expert (:mod:`agentworld.domains.terminal.session_expert`).
 
 Kinds: ``arith``, ``loop``, ``pipeline``, ``write_lines``, ``script``,
-``condition``, ``status``, ``compare``.
+``condition``, ``status``, ``compare``, ``heredoc`` (a here-document: a file
+written verbatim or with variables expanded, or a ``python3 -`` program; the
+expert types it as one multi-line action).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ SESSION_KINDS = (
     "condition",
     "status",
     "compare",
+    "heredoc",
 )
 Tree = dict[str, Any]
 Made = tuple[str, dict[str, Any]]
@@ -197,6 +200,41 @@ def _compare(rng: random.Random, t: Tree) -> Made:
     )
 
 
+def _heredoc(rng: random.Random, t: Tree) -> Made:
+    variant = rng.randrange(3)
+    if variant == 2:
+        n = rng.randint(3, 6)
+        squares = "".join(rf"{i * i}\r?\n" for i in range(1, n + 1))
+        return (
+            f"Feed python3 a short program through a here-document (python3 - <<EOF) that "
+            f"prints the squares of 1 to {n}, one per line.",
+            {"output_regex": f"(?s)^{squares}$", "goal": {"op": "heredoc", "n": n}},
+        )
+    path = _fresh(rng, t, rng.choice(["", *t["dirs"]]), rng.choice(["txt", "conf", "md"]))
+    if variant == 1:
+        var, value = rng.choice(VAR_NAMES), rng.randint(2, 40)
+        lines = [f"{var}={value}", f"twice={2 * value}"]
+        instruction = (
+            f"Set the shell variable {var} to {value}, then write {path} with a here-document "
+            f"whose lines are {var}=<its value> and twice=<double it>, expanded by the shell, "
+            "and print the file."
+        )
+    else:
+        lines = [vocab.random_text(rng) for _ in range(rng.randint(1, 3))]
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(["path=$HOME/bin", "cost: $5"]))
+        var = value = None
+        instruction = (
+            f"Write {path} with a here-document, keeping the text exactly as given (no "
+            "expansion), then print the file. Its lines: "
+            + ", ".join(f"'{x}'" for x in lines)
+        )
+    return instruction, {
+        "files": {path: {"equals": "\n".join(lines) + "\n"}},
+        "output_contains": [lines[-1]],
+        "goal": {"op": "heredoc", "path": path, "lines": lines, "var": var, "value": value},
+    }
+
+
 SESSION_MAKERS = {
     "arith": _arith,
     "loop": _loop,
@@ -206,4 +244,5 @@ SESSION_MAKERS = {
     "condition": _condition,
     "status": _status,
     "compare": _compare,
+    "heredoc": _heredoc,
 }
