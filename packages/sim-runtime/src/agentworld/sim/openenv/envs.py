@@ -13,7 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from agentworld.core.types import Action, Task
+from agentworld.core.rollout import RolloutEpisode, env_action, start_episode, step_episode
+from agentworld.core.types import Task
 from agentworld.sim.env import SimEnv
 from agentworld.sim.openenv.models import EpisodeState, TextObservation
 from fastapi.encoders import jsonable_encoder
@@ -46,8 +47,9 @@ class ServedEnv:
     """A Gymnasium-style env (``reset(*, seed, options)``, ``step``, ``close``) speaking text.
 
     Args:
-        env: A :class:`SimEnv` (string actions and observations) or a real domain env
-            (:class:`agentworld.core.types.Action` in, ``Observation`` with ``text`` out).
+        env: A :class:`SimEnv` or a real domain env; an action goes in as
+            :func:`agentworld.core.rollout.env_action` makes it (the text for a Gymnasium
+            ``Text`` action space, else an :class:`~agentworld.core.types.Action`).
         domain: Domain name, reported in the state.
         simulated: True for a :class:`SimEnv`.
     """
@@ -56,25 +58,33 @@ class ServedEnv:
     domain: str
     simulated: bool
     episode_id: str | None = None
-    step_count: int = 0
-    done: bool = True  # no episode before the first reset
+    episode: RolloutEpisode | None = None  # the running (or last) episode
+
+    @property
+    def step_count(self) -> int:
+        """Steps of the current episode."""
+        return 0 if self.episode is None else self.episode.num_steps
+
+    @property
+    def done(self) -> bool:
+        """True before the first reset and once the episode ended."""
+        return self.episode is None or self.episode.done
 
     def reset(
         self, *, seed: int | None = None, episode_id: str | None = None, task: Task | None = None
     ) -> TextObservation:
         """Start an episode (``task``, made on the server, given to the env as
         ``options["task"]``; its id and instruction go into the metadata); reward ``None``."""
-        observation, info = self.env.reset(
-            seed=seed, options={"task": task} if task is not None else None
-        )
+        self.episode = start_episode(self.env, task=task, seed=seed)
+        info = self.episode.reset_info
         self.episode_id = episode_id or info.get("episode_id") or uuid.uuid4().hex
-        self.step_count, self.done = 0, False
         if task is not None:
             info = dict(info, task_id=task.id, instruction=task.instruction)
-        return self._observation(observation, None, False, False, info)
+        return self._observation(self.episode.initial_observation, None, False, False, info)
 
     def step(self, text: str) -> TextObservation:
-        """One transition on action ``text``; ``done = terminated or truncated``.
+        """One transition on action ``text`` (:func:`agentworld.core.rollout.step_episode`);
+        ``done = terminated or truncated``.
 
         Raises:
             EpisodeOverError: No episode is running (call reset first).
@@ -85,11 +95,9 @@ class ServedEnv:
                 if self.episode_id
                 else "no episode is running: reset before the first step"
             )
-        action = text if self.simulated else Action(text=text)
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        self.step_count += 1
-        self.done = bool(terminated or truncated)
-        return self._observation(observation, float(reward), terminated, truncated, info)
+        assert self.episode is not None
+        t = step_episode(self.env, self.episode, env_action(self.env, text))
+        return self._observation(t.observation, t.reward, t.terminated, t.truncated, t.info)
 
     def state(self, session_id: str | None = None) -> EpisodeState:
         """OpenEnv state of this env (``episode_id``, ``step_count``, ``done``, ...)."""
