@@ -19,14 +19,7 @@ from agentworld.core.types import Action, Observation
 from agentworld.core.vector_rollout import VectorRollout
 from agentworld.domains.classic.env import ClassicEnv
 from agentworld.domains.terminal.domain import TerminalDomain
-from agentworld.domains.terminal.sandbox import detect_sandbox
-
-try:
-    detect_sandbox()
-    HAVE_SANDBOX = True
-except RuntimeError:  # pragma: no cover - depends on the machine
-    HAVE_SANDBOX = False
-needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="no bubblewrap/unshare sandbox here")
+from sandboxes import needs_sandbox
 
 PROMPT = "user@sandbox:~$ "
 # FrozenLake 4x4 (non-slippery): S at (0, 0), G at (3, 3), a hole at (3, 0).
