@@ -90,6 +90,13 @@ class RolloutEpisode:
         return self.transitions[-1].observation if self.transitions else self.initial_observation
 
     @property
+    def previous_observation(self) -> Any:
+        """The observation the latest action was chosen on (the one before :attr:`observation`)."""
+        if len(self.transitions) > 1:
+            return self.transitions[-2].observation
+        return self.initial_observation
+
+    @property
     def history(self) -> list[Any]:
         """``[initial observation, action 1, observation 1, ...]``."""
         out = [self.initial_observation]

@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentworld.core.protocols import DiscreteActionDomain, ResettableDomain
+from agentworld.core.rollout import Outcome as RolloutOutcome
+from agentworld.core.rollout import RolloutEpisode, Transition, each, rollout, text_of
 from agentworld.core.types import Action, Task
+from agentworld.core.vector_rollout import VectorRollout
 
 
 class Source(str, Enum):
@@ -129,28 +132,43 @@ def run_real_episode(
     learn: bool,
     greedy: bool = False,
 ) -> EpisodeResult:
-    """Play one episode of ``actor`` in a real ``Environment`` (``reset(seed, options={"task"})``).
+    """Play one episode of ``actor`` in a real ``Environment`` (``reset(seed, options={"task"})``)
+    through :func:`agentworld.core.rollout.rollout`.
 
     With ``learn`` the actor is a :class:`Learner`: every transition is an ``update``
     (terminated transitions do not bootstrap) and ``end_episode`` is called at the end.
     """
-    observation, _ = env.reset(seed=seed, options={"task": task} if task is not None else None)
-    text, ret, reward = observation.text, 0.0, 0.0
-    outcome, length = Outcome.TRUNCATED, 0
-    while length < max_steps:
-        action = actor.act(text, greedy)
-        observation, reward, terminated, truncated, _ = env.step(Action(text=action))
-        reward, length = float(reward), length + 1
-        ret += reward
-        if learn:
-            actor.update(text, action, reward, observation.text, bool(terminated))  # type: ignore[attr-defined]
-        text = observation.text
-        if terminated or truncated:
-            outcome = Outcome.TERMINATED if terminated else Outcome.TRUNCATED
-            break
+
+    def update(episode: RolloutEpisode, t: Transition) -> None:
+        previous, observation = text_of(episode.previous_observation), text_of(t.observation)
+        actor.update(previous, t.action.text, t.reward, observation, t.terminated)  # type: ignore[attr-defined]
+
+    [episode] = rollout(
+        [env],
+        each(lambda e: Action(text=actor.act(text_of(e.observation), greedy))),
+        max_steps,
+        tasks=[task],
+        seeds=[seed],
+        on_step=update if learn else None,
+    )
     if learn:
         actor.end_episode()  # type: ignore[attr-defined]
-    return EpisodeResult(Source.REAL, ret, length, outcome, reward)
+    return result_of(episode, Source.REAL)
+
+
+def result_of(episode: RolloutEpisode, source: Source) -> EpisodeResult:
+    """The :class:`EpisodeResult` of a finished episode: a simulated step whose answer did not
+    parse (or that the engine refused) ends it as ``MALFORMED`` (``ERROR``) and counts in
+    neither its return nor its length; an episode cut by the step limit is ``TRUNCATED``."""
+    steps = episode.transitions
+    if episode.outcome in (RolloutOutcome.MALFORMED, RolloutOutcome.ERROR):
+        outcome = Outcome(episode.outcome.value)
+        steps, last = steps[:-1], 0.0
+    else:
+        terminated = episode.outcome is RolloutOutcome.TERMINATED
+        outcome = Outcome.TERMINATED if terminated else Outcome.TRUNCATED
+        last = steps[-1].reward if steps else 0.0
+    return EpisodeResult(source, sum(t.reward for t in steps), len(steps), outcome, last)
 
 
 class RealRunner:
@@ -217,14 +235,6 @@ def checkpoint_card(path: Path) -> dict[str, Any]:
     return read_card(path)
 
 
-def _info(infos: dict[str, Any], key: str, i: int, default: Any = None) -> Any:
-    """Sub-environment ``i``'s value of a Gymnasium vector ``infos`` key (``_key`` is its mask)."""
-    mask = infos.get(f"_{key}")
-    if key not in infos or mask is None or not mask[i]:
-        return default
-    return infos[key][i]
-
-
 class SimRunner:
     """Episodes in a :class:`~agentworld.sim.SimVectorEnv` of ``num_envs`` sub-environments.
 
@@ -274,80 +284,38 @@ class SimRunner:
             **(env_options or {}),
         )
         self.num_envs, self.seed = num_envs, seed
-        self.num_steps = 0
-        self.num_episodes = 0
+        self.stream = VectorRollout(self.env, seed=seed)
         self.parse_failures = 0
         self.errors = 0
-        self._obs: list[str] | None = None
-        self._pending = [False] * num_envs
-        self._returns = [0.0] * num_envs
-        self._lengths = [0] * num_envs
+
+    @property
+    def num_steps(self) -> int:
+        """Simulated transitions so far (malformed ones too)."""
+        return self.stream.num_steps
+
+    @property
+    def num_episodes(self) -> int:
+        """Simulated episodes finished so far."""
+        return self.stream.num_episodes
 
     def run(self, agent: Learner, n: int) -> list[EpisodeResult]:
         """Step until at least ``n`` episodes finished (all sub-environments step together, so
         a few more may finish on the last step); returns the finished ones."""
-        if self._obs is None:
-            observations, _ = self.env.reset(seed=self.seed)
-            self._obs = list(observations)
-        finished: list[EpisodeResult] = []
-        while len(finished) < n:
-            actions = [
-                agent.actions[0] if self._pending[i] else agent.act(o)
-                for i, o in enumerate(self._obs)
-            ]
-            observations, rewards, terminations, truncations, infos = self.env.step(actions)
-            for i in range(self.num_envs):
-                result = self._transition(
-                    agent,
-                    i,
-                    actions[i],
-                    observations[i],
-                    rewards[i],
-                    bool(terminations[i]),
-                    bool(truncations[i]),
-                    infos,
-                )
-                if result is not None:
-                    finished.append(result)
-        return finished
 
-    def _transition(
-        self,
-        agent: Learner,
-        i: int,
-        action: str,
-        observation: str,
-        reward: float,
-        terminated: bool,
-        truncated: bool,
-        infos: dict[str, Any],
-    ) -> EpisodeResult | None:
-        """Learn from sub-environment ``i``'s step; its result when the episode ended."""
-        assert self._obs is not None
-        if self._pending[i]:  # NEXT_STEP autoreset: this step only reset sub-environment i
-            self._pending[i], self._obs[i] = False, observation
-            self._returns[i], self._lengths[i] = 0.0, 0
-            return None
-        self.num_steps += 1
-        reason = _info(infos, "truncated_reason", i)
-        if truncated and reason in ("malformed", "error"):
-            outcome = Outcome.MALFORMED if reason == "malformed" else Outcome.ERROR
-            self.parse_failures += outcome is Outcome.MALFORMED
-            self.errors += outcome is Outcome.ERROR
-        else:
-            reward = float(reward)
-            agent.update(self._obs[i], action, reward, observation, terminated)
-            self._returns[i] += reward
-            self._lengths[i] += 1
-            if not (terminated or truncated):
-                self._obs[i] = observation
-                return None
-            outcome = Outcome.TERMINATED if terminated else Outcome.TRUNCATED
-        agent.end_episode()
-        self._pending[i] = True
-        self.num_episodes += 1
-        last = float(reward) if outcome in (Outcome.TERMINATED, Outcome.TRUNCATED) else 0.0
-        return EpisodeResult(Source.SIM, self._returns[i], self._lengths[i], outcome, last)
+        def learn(episode: RolloutEpisode, t: Transition) -> None:
+            if episode.outcome is RolloutOutcome.MALFORMED:
+                self.parse_failures += 1
+            elif episode.outcome is RolloutOutcome.ERROR:
+                self.errors += 1
+            else:
+                previous = text_of(episode.previous_observation)
+                agent.update(previous, t.action, t.reward, text_of(t.observation), t.terminated)
+            if episode.done:
+                agent.end_episode()
+
+        finished = self.stream.run(each(lambda e: agent.act(text_of(e.observation))), n,
+                                   on_step=learn)
+        return [result_of(e, Source.SIM) for e in finished]
 
     def close(self) -> None:
         """Close every simulated episode."""
