@@ -24,16 +24,19 @@ CARD_FILE = "agentworld.json"
 
 
 def card_from_episodes(episodes: Sequence[Episode]) -> dict[str, Any]:
-    """``{"domain", "rewards", "history_window"}`` of the training episodes.
+    """``{"domain", "domains", "rewards", "history_window"}`` of the training episodes.
 
-    ``domain`` is the most common episode domain (``None`` for no episodes), ``rewards``
-    is true when any episode carries the reward footer, ``history_window`` the largest
-    window any episode sets (``None`` when none sets one).
+    ``domains`` lists every episode domain, most episodes first (ties by name); ``domain``
+    is the first of them, the one a simulator defaults to (``None`` for no episodes);
+    ``rewards`` is true when any episode carries the reward footer, ``history_window`` the
+    largest window any episode sets (``None`` when none sets one).
     """
-    domains = Counter(e.domain for e in episodes)
+    counts = Counter(e.domain for e in episodes)
+    domains = sorted(counts, key=lambda d: (-counts[d], d))
     windows = [w for e in episodes if (w := history_window(e)) is not None]
     return {
-        "domain": domains.most_common(1)[0][0] if domains else None,
+        "domain": domains[0] if domains else None,
+        "domains": domains,
         "rewards": any(bool(e.metadata.get("rewards")) for e in episodes),
         "history_window": max(windows) if windows else None,
     }

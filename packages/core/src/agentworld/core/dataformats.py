@@ -35,7 +35,7 @@ from fsspec.compression import compr
 from fsspec.utils import infer_compression
 
 from agentworld.core.formats import parse_prediction, sft_pair, split_system_message
-from agentworld.core.io import DatasetError, atomic_open
+from agentworld.core.io import DatasetError, atomic_open, validate_rows
 from agentworld.core.types import Action, Episode, Observation, Step
 
 Kind = Literal["episodes", "agentworldbench", "messages"]
@@ -278,15 +278,7 @@ def read_any_episodes(url: str) -> tuple[list[Episode], str | None]:
             "'steps'; a chat row has 'messages'; an AgentWorldBench row has task, id, prompt, "
             "response, ...)"
         )
-    out = []
-    for number, row in read_rows(url):
-        try:
-            out.append(Episode.model_validate(row))
-        except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "record"
-            raise DatasetError(url, number, f"Episode field {where}: {first['msg']}") from None
-    return out, None
+    return validate_rows(url, read_rows(url), Episode), None
 
 
 def write_as(

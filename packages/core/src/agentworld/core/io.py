@@ -164,8 +164,17 @@ def read_models(url: str, model: type[M]) -> list[M]:
     Raises:
         DatasetError: naming the file and line of the first invalid record.
     """
+    return validate_rows(url, iter_jsonl(url), model)
+
+
+def validate_rows(url: str, rows: Iterable[tuple[int, dict[str, Any]]], model: type[M]) -> list[M]:
+    """Validate ``(row number, row)`` pairs read from ``url`` as ``model``.
+
+    Raises:
+        DatasetError: naming ``url``, the row number and the field of the first invalid row.
+    """
     out = []
-    for number, data in iter_jsonl(url):
+    for number, data in rows:
         try:
             out.append(model.model_validate(data))
         except ValidationError as e:
