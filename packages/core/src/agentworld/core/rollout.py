@@ -10,7 +10,8 @@ code:
 - :func:`rollout` plays one episode in each of a list of environments in lockstep: every
   step asks the policy for the actions of all running episodes at once (one batch), then
   steps their environments (in ``workers`` threads);
-- :class:`~agentworld.core.vector_rollout.VectorRollout` streams episodes out of a vector environment, across calls;
+- :class:`~agentworld.core.vector_rollout.VectorRollout` streams episodes out of a vector
+  environment, across calls;
 - :func:`start_episode` and :func:`step_episode` are the two halves of one step, for callers
   that an outside loop drives (a TRL tool call, an HTTP request).
 
@@ -213,7 +214,8 @@ def rollout(
     Each step calls ``policy`` once with the running episodes (in index order) and sends the
     actions it returns unchanged to their environments' ``step``; ``None`` stops that episode
     (``Outcome.STOPPED``). A vector environment (it has ``num_envs``) is played by
-    :class:`~agentworld.core.vector_rollout.VectorRollout`: one episode per sub-environment, taken from its first episodes.
+    :class:`~agentworld.core.vector_rollout.VectorRollout`: one episode per sub-environment,
+    taken from its first episodes.
 
     Args:
         envs: ``[n]`` environments (Gymnasium ``Env`` API), or one ``VectorEnv`` with

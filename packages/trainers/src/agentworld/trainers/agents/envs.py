@@ -141,7 +141,8 @@ def run_real_episode(
 
     def update(episode: RolloutEpisode, t: Transition) -> None:
         previous, observation = text_of(episode.previous_observation), text_of(t.observation)
-        actor.update(previous, t.action.text, t.reward, observation, t.terminated)  # type: ignore[attr-defined]
+        learner: Learner = actor  # type: ignore[assignment]
+        learner.update(previous, t.action.text, t.reward, observation, t.terminated)
 
     [episode] = rollout(
         [env],

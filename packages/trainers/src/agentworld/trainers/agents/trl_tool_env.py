@@ -10,7 +10,15 @@ import json
 from typing import Any, ClassVar
 
 from agentworld.core.protocols import Environment
-from agentworld.core.types import Action, Observation, Task
+from agentworld.core.rollout import (
+    Outcome,
+    RolloutEpisode,
+    env_action,
+    start_episode,
+    step_episode,
+    text_of,
+)
+from agentworld.core.types import Task
 
 OBSERVATION_SEPARATOR = "\n\n"
 
@@ -46,14 +54,8 @@ class AgentWorldToolEnv:
             raise ValueError(f"max_steps must be a positive number of steps, got {max_steps}")
         self._env = env
         self._max_steps = max_steps
-        self._text_actions = _declares_text_actions(env)
-        self._task: Task | None = None
-        self._return = 0.0
-        self._actions: list[str] = []
-        self._observations: list[str] = []
+        self._episode: RolloutEpisode | None = None
         self._info: dict[str, Any] = {}
-        self._end: str | None = None
-        self._started = False
 
     def reset(self, **row: Any) -> str:
         """Start an episode for one dataset row; TRL calls this before each rollout.
@@ -71,13 +73,10 @@ class AgentWorldToolEnv:
         Raises:
             ValueError: ``task`` is not a valid task.
         """
-        self._task = _as_task(row.get("task"))
-        options = {"task": self._task} if self._task is not None else None
-        observation, info = self._env.reset(seed=row.get("seed"), options=options)
-        text = _text(observation)
-        self._return, self._end, self._started = 0.0, None, True
-        self._actions, self._observations, self._info = [], [text], dict(info)
-        return OBSERVATION_SEPARATOR + text
+        task = _as_task(row.get("task"))
+        self._episode = start_episode(self._env, task=task, seed=row.get("seed"))
+        self._info = dict(self._episode.reset_info)
+        return OBSERVATION_SEPARATOR + text_of(self._episode.initial_observation)
 
     @property
     def env(self) -> Environment:
@@ -87,37 +86,47 @@ class AgentWorldToolEnv:
     @property
     def task(self) -> Task | None:
         """The task of the current episode."""
-        return self._task
+        return None if self._episode is None else self._episode.task
 
     @property
     def episode_return(self) -> float:
         """Undiscounted sum of the rewards of this episode's steps (0.0 before any step)."""
-        return self._return
+        return 0.0 if self._episode is None else self._episode.episode_return
 
     @property
     def num_steps(self) -> int:
         """Environment steps taken in this episode (tool calls after the end do not count)."""
-        return len(self._actions)
+        return 0 if self._episode is None else self._episode.num_steps
 
     @property
     def done(self) -> bool:
         """Whether the episode ended (terminated or truncated)."""
-        return self._end is not None
+        return self.end_reason is not None
 
     @property
     def end_reason(self) -> str | None:
         """``"terminated"``, ``"truncated"``, ``"truncated: <reason>"`` or ``None`` while running."""
-        return self._end
+        episode = self._episode
+        if episode is None or not episode.done:
+            return None
+        if episode.outcome is Outcome.TERMINATED:
+            return "terminated"
+        reason = self._info.get("truncated_reason")
+        return f"truncated: {reason}" if reason else "truncated"
 
     @property
     def actions(self) -> list[str]:
         """Action texts sent to the environment this episode, in order."""
-        return list(self._actions)
+        if self._episode is None:
+            return []
+        return [text_of(t.action) for t in self._episode.transitions]
 
     @property
     def observations(self) -> list[str]:
         """Observation texts of this episode: the initial one, then one per step."""
-        return list(self._observations)
+        if self._episode is None:
+            return []
+        return [text_of(o) for o in self._episode.history[::2]]
 
     @property
     def last_info(self) -> dict[str, Any]:
@@ -137,38 +146,18 @@ class AgentWorldToolEnv:
                 ``tools/failure_frequency`` (``GRPOTrainer._tool_call_loop``), so a
                 training run goes on.
         """
-        if not self._started:
+        episode = self._episode
+        if episode is None:
             raise RuntimeError("call reset() before calling a tool")
-        if self._end is not None:
-            return f"The episode has already ended ({self._end}); no action was taken."
-        action: Any = text if self._text_actions else Action(text=text)
-        observation, reward, terminated, truncated, info = self._env.step(action)
-        obs_text = _text(observation)
-        self._return += float(reward)
-        self._actions.append(text)
-        self._observations.append(obs_text)
-        self._info = dict(info)
-        if self._max_steps is not None and len(self._actions) >= self._max_steps:
-            truncated = True
+        if episode.done:
+            return f"The episode has already ended ({self.end_reason}); no action was taken."
+        t = step_episode(self._env, episode, env_action(self._env, text), max_steps=self._max_steps)
+        self._info = dict(t.info)
+        if self._max_steps is not None and episode.num_steps >= self._max_steps:
             self._info.setdefault("truncated_reason", "max_steps")
-        if terminated:
-            self._end = "terminated"
-        elif truncated:
-            reason = self._info.get("truncated_reason")
-            self._end = f"truncated: {reason}" if reason else "truncated"
-        if self._end is None:
-            return obs_text
-        return f"{obs_text}\n[episode ended: {self._end}]"
-
-
-def _declares_text_actions(env: Any) -> bool:
-    """Whether ``env`` declares a Gymnasium ``Text`` action space (``SimEnv``): it takes strings."""
-    space = getattr(env, "action_space", None)
-    return space is not None and type(space).__name__ == "Text"
-
-
-def _text(observation: Any) -> str:
-    return observation.text if isinstance(observation, Observation) else str(observation)
+        obs_text = text_of(t.observation)
+        end = self.end_reason
+        return obs_text if end is None else f"{obs_text}\n[episode ended: {end}]"
 
 
 def _as_task(value: Any) -> Task | None:
