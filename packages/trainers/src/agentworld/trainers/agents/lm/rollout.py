@@ -3,7 +3,8 @@
 ``G`` environment instances per task are reset with the same task and seed (the same
 initial state); their episodes advance turn by turn in lockstep: every running episode's
 next action is one request of a continuous batch on the :class:`~agentworld.sim.engine.
-EngineLoop`, then the environments step in a thread pool. Each episode is pinned in the
+EngineLoop`, then the environments step in a thread pool (the turns are
+:func:`agentworld.core.rollout.rollout`'s steps, this module its batched policy). Each episode is pinned in the
 engine under its own episode id, so a turn prefills only the new observation; when the
 ``G`` first prompts of a group are equal, the prompt is prefilled once and forked ``G``
 times (shared KV blocks, as :func:`agentworld.trainers.world_model.rl_data.generate_groups` does).
@@ -12,9 +13,9 @@ times (shared KV blocks, as :func:`agentworld.trainers.world_model.rl_data.gener
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
+from agentworld.core.rollout import Outcome, RolloutEpisode, Transition, rollout, text_of
 from agentworld.core.types import Action, Task
 from agentworld.sim.engine import EngineLoop
 from agentworld.sim.sampling import SamplingParams
@@ -106,45 +107,80 @@ class AgentRollouts:
         if n > len(self.envs):
             raise ValueError(f"{n} episodes need {n} environments, only {len(self.envs)} given")
         assert len(reset_seeds) == len(tasks) and len(sample_seeds) == n * self.max_turns
-        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, n))) as pool:
-            resets = list(
-                pool.map(
-                    lambda k: self.envs[k].reset(
-                        seed=reset_seeds[k // g], options={"task": tasks[k // g]}
-                    ),
-                    range(n),
-                )
-            )
-            trajectories = []
-            for k, (observation, _info) in enumerate(resets):
-                task = tasks[k // g]
-                system = system_message(task, self.agent_prompt)
-                ids = self.chat.first_prompt(system, observation_text(observation))
-                if len(ids) + self.max_action_tokens > self.max_seq_len:
-                    raise ValueError(
-                        f"task {task.id!r}: the first prompt has {len(ids)} tokens; with "
-                        f"max_action_tokens={self.max_action_tokens} it exceeds "
-                        f"max_seq_len={self.max_seq_len}"
-                    )
-                trajectories.append(Trajectory(k // g, ids))
-            episodes = [f"{tag}/{k}" for k in range(n)]
-            parents = [f"{tag}/parent{j}" for j in range(len(tasks))]
-            try:
+        trajectories: list[Trajectory] = []
+        stops: dict[int, str | None] = {}  # text of the stop token that ended k's last action
+        episodes = [f"{tag}/{k}" for k in range(n)]
+        parents = [f"{tag}/parent{j}" for j in range(len(tasks))]
+
+        def policy(running: Sequence[RolloutEpisode]) -> list[Any]:
+            """One action per running episode (one continuous batch on the engine); ``None``
+            where the next turn would not fit (``EpisodeStatus.CONTEXT``)."""
+            if not trajectories:  # the first turn: every episode has just been reset
+                trajectories.extend(self._start(e) for e in running)
                 self._fork_groups(trajectories, episodes, parents)
-                for turn in range(self.max_turns):
-                    active = [k for k, t in enumerate(trajectories) if not t.is_finished]
-                    if not active:
-                        break
-                    acted = self._act(trajectories, episodes, active, sample_seeds, turn)
-                    calls = [(self.envs[k], self._wrap(k, acted[k][0])) for k in active]
-                    steps = list(pool.map(lambda call: call[0].step(call[1]), calls))
-                    for k, step in zip(active, steps):
-                        self._advance(trajectories[k], *acted[k], step, turn)
-            finally:
-                closes = [self.loop.close_episode(e) for e in episodes + parents]
-                for close in closes:
-                    close.exception()  # a parent never prefilled is unknown: nothing to close
+            else:
+                for e in running:
+                    ids = self.chat.next_turn(observation_text(e.observation), stops[e.index])
+                    t = trajectories[e.index]
+                    if len(t.token_ids) + len(ids) + self.max_action_tokens > self.max_seq_len:
+                        t.status = EpisodeStatus.CONTEXT
+                    else:
+                        t.append_context(ids)
+            active = [e.index for e in running if not trajectories[e.index].is_finished]
+            turn = running[0].num_steps  # lockstep: every running episode is at this turn
+            acted = self._act(trajectories, episodes, active, sample_seeds, turn)
+            stops.update((k, stop) for k, (_, stop) in acted.items())
+            return [self._wrap(e.index, acted[e.index][0]) if e.index in acted else None
+                    for e in running]
+
+        def record(episode: RolloutEpisode, step: Transition) -> None:
+            """Record one environment step of ``episode`` in its trajectory (or end it)."""
+            t = trajectories[episode.index]
+            t.actions.append(text_of(step.action))
+            t.rewards.append(step.reward)
+            if step.info.get("parsed") is False:
+                t.parse_failures += 1
+            if isinstance(step.info.get("success"), bool):
+                t.success = step.info["success"]
+            if step.terminated:
+                t.status = EpisodeStatus.TERMINATED
+            elif step.truncated:
+                t.status = EpisodeStatus.TRUNCATED
+            elif episode.outcome is Outcome.MAX_STEPS:
+                t.status = EpisodeStatus.MAX_TURNS
+
+        try:
+            rollout(
+                self.envs[:n],
+                policy,
+                self.max_turns,
+                tasks=[tasks[k // g] for k in range(n)],
+                seeds=[reset_seeds[k // g] for k in range(n)],
+                on_step=record,
+                workers=max(1, min(self.workers, n)),
+            )
+        finally:
+            closes = [self.loop.close_episode(e) for e in episodes + parents]
+            for close in closes:
+                close.exception()  # a parent never prefilled is unknown: nothing to close
         return trajectories
+
+    def _start(self, episode: RolloutEpisode) -> Trajectory:
+        """The trajectory of a just reset episode: its first prompt.
+
+        Raises:
+            ValueError: the prompt leaves no room for an action within ``max_seq_len``.
+        """
+        task = episode.task
+        system = system_message(task, self.agent_prompt)
+        ids = self.chat.first_prompt(system, observation_text(episode.initial_observation))
+        if len(ids) + self.max_action_tokens > self.max_seq_len:
+            raise ValueError(
+                f"task {task.id!r}: the first prompt has {len(ids)} tokens; with "
+                f"max_action_tokens={self.max_action_tokens} it exceeds "
+                f"max_seq_len={self.max_seq_len}"
+            )
+        return Trajectory(episode.index // self.group_size, ids)
 
     def _fork_groups(
         self, trajectories: list[Trajectory], episodes: list[str], parents: list[str]
@@ -210,33 +246,6 @@ class AgentRollouts:
         if kind == "auto":
             kind = "text" if hasattr(self.envs[k], "action_space") else "action"
         return action if kind == "text" else Action(text=action)
-
-    def _advance(
-        self, t: Trajectory, action: str, stop_text: str | None, step: tuple[Any, ...], turn: int
-    ) -> None:
-        """Record one environment step and append the next observation (or end the episode);
-        ``stop_text`` is the text of the stop token that ended the action (``None``: none)."""
-        observation, reward, terminated, truncated, info = step
-        t.actions.append(action)
-        t.rewards.append(float(reward))
-        info = info or {}
-        if info.get("parsed") is False:
-            t.parse_failures += 1
-        if isinstance(info.get("success"), bool):
-            t.success = info["success"]
-        if terminated:
-            t.status = EpisodeStatus.TERMINATED
-        elif truncated:
-            t.status = EpisodeStatus.TRUNCATED
-        elif turn + 1 >= self.max_turns:
-            t.status = EpisodeStatus.MAX_TURNS
-        if t.is_finished:
-            return
-        ids = self.chat.next_turn(observation_text(observation), stop_text)
-        if len(t.token_ids) + len(ids) + self.max_action_tokens > self.max_seq_len:
-            t.status = EpisodeStatus.CONTEXT
-            return
-        t.append_context(ids)
 
 
 def _check(outputs: Sequence[Any]) -> None:
