@@ -3,9 +3,9 @@
 ``G`` environment instances per task are reset with the same task and seed (the same
 initial state); their episodes advance turn by turn in lockstep: every running episode's
 next action is one request of a continuous batch on the :class:`~agentworld.sim.engine.
-EngineLoop`, then the environments step in a thread pool (the turns are
-:func:`agentworld.core.rollout.rollout`'s steps, this module its batched policy). Each episode is pinned in the
-engine under its own episode id, so a turn prefills only the new observation; when the
+EngineLoop`, then the environments step in a thread pool (the turns are the steps of
+:func:`agentworld.core.rollout.rollout`, this class its batched policy). Each episode is
+pinned in the engine under its own episode id, so a turn prefills only the new observation; when the
 ``G`` first prompts of a group are equal, the prompt is prefilled once and forked ``G``
 times (shared KV blocks, as :func:`agentworld.trainers.world_model.rl_data.generate_groups` does).
 """
