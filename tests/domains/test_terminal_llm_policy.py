@@ -4,62 +4,43 @@ Completions API, driving real sandboxed bash."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from agentworld.core.collect import collect
 from agentworld.domains.terminal.domain import TerminalDomain
 from agentworld.domains.terminal.llm_policy import LLMPolicy, parse_command
+from loopback import chat_route, serve
 from sandboxes import needs_sandbox
 
 SCRIPT = ["x=6", "echo $((x * 7))", "```bash\necho hi > a.txt\n```", "$ cat a.txt", "DONE"]
+MODELS = {"object": "list", "data": [{"id": "agent-1", "object": "model"}]}
 
 
 @contextmanager
 def agent_server(api_key: str | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A chat server on 127.0.0.1 whose model answers ``SCRIPT[turn]`` (turn = number of
-    assistant messages in the request); yields ``(base_url, request bodies)``."""
+    assistant messages in the request); yields ``(base_url, accepted request bodies)``."""
     seen: list[dict[str, Any]] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(request: dict[str, Any]) -> str:
+        seen.append(request)
+        turn = sum(m["role"] == "assistant" for m in request["messages"])
+        return SCRIPT[turn] if turn < len(SCRIPT) else "DONE"
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server API
-            self._send(200, {"object": "list", "data": [{"id": "agent-1", "object": "model"}]})
+    chat = chat_route(answer)
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server API
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if api_key and self.headers.get("Authorization") != f"Bearer {api_key}":
-                self._send(401, {"error": {"message": "bad key"}})
-                return
-            seen.append(body)
-            turn = sum(m["role"] == "assistant" for m in body["messages"])
-            content = SCRIPT[turn] if turn < len(SCRIPT) else "DONE"
-            self._send(200, {"object": "chat.completion", "model": body["model"],
-                             "choices": [{"index": 0, "finish_reason": "stop",
-                                          "message": {"role": "assistant", "content": content}}]})
+    def route(path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
+        if path.rstrip("/") == "/v1/models":
+            return 200, "application/json", json.dumps(MODELS).encode()
+        if api_key and headers.get("authorization") != f"Bearer {api_key}":
+            return 401, "application/json", b'{"error": {"message": "bad key"}}'
+        return chat(path, headers, body)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(route) as (url, _):
+        yield f"{url}/v1", seen
 
 
 def test_parse_command():

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from trainers_loopback import serve
+from loopback import serve
 
 from agentworld.core import plugins
 from agentworld.core.hookspecs import hookimpl

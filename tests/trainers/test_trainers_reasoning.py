@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from trainers_loopback import chat_route, serve
+from loopback import chat_route, serve
 from transformers import AutoTokenizer
 
 from agentworld.core.config import parse_config

@@ -1,7 +1,9 @@
-"""Loopback HTTP servers for trainer tests: an OpenAI-compatible chat endpoint and a package index.
+"""Loopback HTTP servers for tests: an OpenAI-compatible chat endpoint, a package index, an
+agent model.
 
-They stand in for services outside the project (a teacher model, PyPI); the
-code under test talks to them over real HTTP through its real clients.
+They stand in for services outside the project (a teacher model, PyPI, an agent behind an
+OpenAI-compatible API); the code under test talks to them over real HTTP through its real
+clients.
 """
 
 from __future__ import annotations
