@@ -15,7 +15,9 @@ from agentworld.domains.terminal.llm_policy import LLMPolicy, parse_command
 from loopback import chat_route, serve
 from sandboxes import needs_sandbox
 
-SCRIPT = ["x=6", "echo $((x * 7))", "```bash\necho hi > a.txt\n```", "$ cat a.txt", "DONE"]
+HEREDOC = "cat >> a.txt <<'EOF'\nthere $x\nEOF"
+SCRIPT = ["x=6", "echo $((x * 7))", "```bash\necho hi > a.txt\n```", "$ cat a.txt",
+          f"{HEREDOC}\nThis appends a line.", "```sh\nwc -l a.txt\ncat a.txt\n```", "DONE"]
 MODELS = {"object": "list", "data": [{"id": "agent-1", "object": "model"}]}
 
 
@@ -47,6 +49,15 @@ def test_parse_command():
     assert parse_command("ls -l\nthis lists files") == "ls -l"
     assert parse_command("Sure:\n```bash\n$ cat a.txt\n```") == "cat a.txt"
     assert parse_command("  DONE. ") is None and parse_command("") is None
+    # a here-document comes with its body; a code block is one action, whole
+    reply = "cat > f.py <<'EOF'\nprint(1)\n\tx\nEOF\nThis writes f.py.\nls"
+    assert parse_command(reply) == "cat > f.py <<'EOF'\nprint(1)\n\tx\nEOF"
+    assert parse_command("cat <<-A <<B\n\tA\nb\nB\nls") == "cat <<-A <<B\n\tA\nb\nB"
+    assert parse_command("python3 - <<PY\nprint(2)\n") == "python3 - <<PY\nprint(2)"
+    assert parse_command("```bash\n$ for i in 1 2; do\n  echo $i\ndone\n```\nok") == (
+        "for i in 1 2; do\n  echo $i\ndone"
+    )
+    assert parse_command("echo '<<EOF'\nmore prose") == "echo '<<EOF'"
 
 
 @needs_sandbox
@@ -57,11 +68,15 @@ def test_llm_policy_collects_real_episodes(monkeypatch):
         episodes = collect(TerminalDomain(), 2, policies={"llm": 1.0}, seed=5, workers=1)
     for episode in episodes:
         assert episode.metadata["policy"] == "llm"
-        assert [s.action.text for s in episode.steps] == ["x=6", "echo $((x * 7))",
-                                                          "echo hi > a.txt", "cat a.txt"]
+        assert [s.action.text for s in episode.steps] == [
+            "x=6", "echo $((x * 7))", "echo hi > a.txt", "cat a.txt", HEREDOC,
+            "wc -l a.txt\ncat a.txt",
+        ]
         outputs = [TerminalDomain().output_text(s.observation) for s in episode.steps]
-        assert outputs == ["", "42\n", "", "hi\n"]
-    assert len(seen) == 2 * 5 and all(b["model"] == "agent-1" for b in seen)
+        assert outputs == ["", "42\n", "", "hi\n", "", "2 a.txt\nhi\nthere $x\n"]
+    # one request a step, and one more (answered DONE) where the task was not yet done
+    asked = sum(len(e.steps) + (not e.steps[-1].terminated) for e in episodes)
+    assert len(seen) == asked and all(b["model"] == "agent-1" for b in seen)
     # the request holds the task and everything the terminal showed so far
     last = seen[4]["messages"]
     assert last[0]["role"] == "system" and episodes[0].task.instruction in last[1]["content"]

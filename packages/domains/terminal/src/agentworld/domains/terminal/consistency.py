@@ -73,12 +73,23 @@ def command_words(text: str) -> set[str]:
     return words
 
 
+def heredoc_delimiters(line: str) -> list[tuple[bool, str]]:
+    """The here-documents a command line opens, in order: ``(tabs stripped, delimiter)`` for
+    each ``<<WORD`` (``<<'WORD'``, ``<<"WORD"``, ``<<\\WORD``; ``<<-WORD`` strips leading
+    tabs) outside quotes; ``<<<`` here-strings are not here-documents."""
+    quoted = [m.span() for m in _QUOTED.finditer(line)]
+    return [
+        (match.group(1) == "-", match.group(3))
+        for match in _HEREDOC.finditer(line.replace("<<<", "   "))
+        if not any(a < match.start() < b for a, b in quoted)
+    ]
+
+
 def without_heredoc_bodies(text: str) -> str:
     """``text`` without the bodies and closing delimiters of its here-documents: the lines
-    after a line holding ``<<WORD`` (``<<'WORD'``, ``<<"WORD"``, ``<<\\WORD``, ``<<-WORD``)
-    up to the line ``WORD`` (leading tabs stripped for ``<<-``) or the end, as bash reads
-    them (bash(1), "Here Documents"). Data, not commands: ``cat <<EOF`` / ``ls`` / ``EOF``
-    runs only ``cat``."""
+    after a line that opens one (:func:`heredoc_delimiters`) up to the line ``WORD``
+    (leading tabs stripped for ``<<-``) or the end, as bash reads them (bash(1), "Here
+    Documents"). Data, not commands: ``cat <<EOF`` / ``ls`` / ``EOF`` runs only ``cat``."""
     out: list[str] = []
     pending: list[tuple[bool, str]] = []  # (tabs stripped, delimiter) still to read
     for line in text.split("\n"):
@@ -88,10 +99,7 @@ def without_heredoc_bodies(text: str) -> str:
                 pending.pop(0)
             continue
         out.append(line)
-        quoted = [m.span() for m in _QUOTED.finditer(line)]
-        for match in _HEREDOC.finditer(line.replace("<<<", "   ")):
-            if not any(a < match.start() < b for a, b in quoted):
-                pending.append((match.group(1) == "-", match.group(3)))
+        pending += heredoc_delimiters(line)
     return "\n".join(out)
 
 

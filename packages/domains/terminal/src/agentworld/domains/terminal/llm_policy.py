@@ -5,8 +5,9 @@ Each step sends the conversation so far to ``POST {base_url}/chat/completions``
 served by vLLM, llama.cpp, Ollama, and ``agentworld serve-openai``): a system
 message with the rules, the task instruction with the initial terminal screen,
 then each command as an assistant message and what the terminal showed as the
-next user message. The reply's first command line is the action; ``DONE`` (or
-an empty reply) ends the episode.
+next user message. The reply's command is the action (:func:`parse_command`: a
+code block whole, else the first command line and the body of a here-document it
+opens); ``DONE`` (or an empty reply) ends the episode.
 
 Configuration (constructor arguments, else environment variables):
 
@@ -30,27 +31,44 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentworld.core.types import Action, Observation, Task
+from agentworld.domains.terminal.consistency import heredoc_delimiters
 from agentworld.domains.terminal.policy_base import SeededPolicy, steps_taken
 
 AGENT_SYSTEM_PROMPT = """You operate a Linux bash terminal to complete a task.
-Reply with exactly one shell command line and nothing else: no explanation, no code fences.
+Reply with exactly one shell command and nothing else: no explanation, no code fences.
+A command may span several lines only to write a here-document or a multi-line loop.
 You see what the terminal prints after each command. When the task is done, reply DONE."""
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 _FENCE = re.compile(r"```[a-zA-Z]*\n?(.*?)```", re.S)
 
 
 def parse_command(reply: str) -> str | None:
-    """The command line in a model ``reply``: inside a code fence if there is one, its first
-    non-empty line, without a leading ``$ ``; ``None`` for ``DONE`` or an empty reply."""
+    """The command in a model ``reply``, without a leading ``$ ``: a code fence's content whole
+    (lines stripped at both ends; it may span several lines, run as one action), else the
+    first non-empty line together with the bodies of the here-documents it opens
+    (:func:`~agentworld.domains.terminal.consistency.heredoc_delimiters`), so prose after
+    the command is dropped. ``None`` for ``DONE`` or an empty reply."""
     fenced = _FENCE.search(reply)
-    text = fenced.group(1) if fenced else reply
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("$ "):
-            line = line[2:].strip()
-        if line:
-            return None if line.rstrip(".").upper() == "DONE" else line
-    return None
+    lines = (fenced.group(1) if fenced else reply).splitlines()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if not lines:
+        return None
+    first = lines[0].strip()
+    first = first[2:].strip() if first.startswith("$ ") else first
+    if first.rstrip(".").upper() == "DONE":
+        return None
+    if fenced:
+        return "\n".join([first, *lines[1:]]).rstrip()
+    taken, pending = [first], heredoc_delimiters(first)
+    for line in lines[1:]:
+        if not pending:
+            break
+        taken.append(line)
+        tabs, word = pending[0]
+        if (line.lstrip("\t") if tabs else line) == word:
+            pending.pop(0)
+    return "\n".join(taken)
 
 
 class LLMPolicy(SeededPolicy):
