@@ -1,6 +1,7 @@
 """The ``agent`` trainer on simulated experience: batched ``SimVectorEnv`` episodes.
 
-An exact world model of FrozenLake (the real dynamics behind the world-model interface)
+An exact world model of FrozenLake (the real dynamics behind the world-model interface,
+``tests/exact_worlds.py``)
 shows that a Q-learning agent trained only inside the simulator reaches the goal in the
 real environment; a tiny random hf checkpoint shows that unparsed answers are counted and
 end episodes without raising; ``mix`` interleaves real and simulated episodes.
@@ -9,57 +10,18 @@ end episodes without raising; ``mix`` interleaves real and simulated episodes.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
-import gymnasium
 import pytest
 from chatml import chatml_tokenizer
+from exact_worlds import ExactFrozenLake
 from tiny_lm import tiny_lm
 
-from agentworld.core.formats import parse_prediction, split_system_message, wrap_observation
 from agentworld.core.plugins import UnknownPluginError, get_domain
-from agentworld.core.types import Prediction
-from agentworld.domains.classic.render import decode, parse, render
-from agentworld.domains.classic.variants import get_variant
 from agentworld.trainers.agents.envs import SimRunner
 from agentworld.trainers.agents.evaluate import evaluate_agent
 from agentworld.trainers.agents.qlearning import EpsilonSchedule, QLearningAgent
 from agentworld.trainers.agents.trainer import AgentTrainer
-
-
-class ExactFrozenLake:
-    """A world model whose predictions are the real FrozenLake 4x4 transitions (with the
-    reward footer): the last observation is parsed back to the state and stepped in Gymnasium."""
-
-    rewards, history_window = True, 1
-
-    def __init__(self) -> None:
-        self.variant = get_variant("frozenlake-4x4")
-        self.env = gymnasium.make("FrozenLake-v1", map_name="4x4", is_slippery=False).unwrapped
-        self.env.reset(seed=0)
-        self.calls = 0
-
-    def predict(
-        self, requests: Sequence[list[dict[str, str]]], *, max_new_tokens: int | None = None
-    ) -> list[Prediction]:
-        self.calls += 1
-        out = []
-        for messages in requests:
-            previous = [m for m in messages if m["role"] == "assistant"]
-            if previous:
-                text = parse_prediction(previous[-1]["content"])
-            else:
-                text = split_system_message(messages[0]["content"])[1]
-            board = parse(self.variant, text)
-            self.env.s = board.s
-            s, reward, terminated, _, _ = self.env.step(
-                self.variant.indices[messages[-1]["content"]]
-            )
-            obs = render(self.variant, decode(self.variant, int(s), float(reward), terminated))
-            answer = wrap_observation(obs, reward=float(reward), terminated=terminated)
-            out.append(Prediction(text=answer, observation=obs))
-        return out
 
 
 def test_agent_trained_only_in_exact_simulator_succeeds_in_real_env() -> None:
