@@ -96,3 +96,18 @@ def test_sim_env_and_vector_env_retry_and_truncate_alike(
         assert b.transitions[0].info["truncated_reason"] == "malformed"
         assert text_of(a.observation) == text_of(b.observation) == ""
     vector.close()
+
+
+def test_reset_options_start_a_simulated_episode_mid_way() -> None:
+    domain = get_domain("frozenlake-4x4")
+    [task] = domain.tasks().sample(1, seed=0)
+    real = domain.make_env()
+    [walk] = rollout([real], each(lambda e: TO_GOAL[e.num_steps]), 3, tasks=[task], seeds=[0])
+    real.close()
+    middle = text_of(walk.observation)  # row 1, col 2
+    env = SimEnv(ExactFrozenLake(), domain=domain, max_steps=10)
+    [rest] = rollout([env], each(lambda e: TO_GOAL[3 + e.num_steps]), 10, tasks=[task],
+                     options=[{"initial_observation": middle}])
+    assert text_of(rest.initial_observation) == middle and middle.startswith("agent: row 1, col 2")
+    assert rest.outcome is Outcome.TERMINATED and rest.num_steps == 3
+    assert rest.episode_return == 1.0

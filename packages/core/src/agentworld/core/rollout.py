@@ -157,11 +157,14 @@ def start_episode(
     index: int = 0,
     task: Task | None = None,
     seed: int | None = None,
+    options: dict[str, Any] | None = None,
     record: Record | None = None,
 ) -> RolloutEpisode:
-    """Reset ``env`` (``seed``, ``options={"task": task}`` when there is a task) and return the
-    new episode."""
-    observation, info = env.reset(seed=seed, options={"task": task} if task is not None else None)
+    """Reset ``env`` and return the new episode: ``env.reset(seed=seed, options=...)`` with
+    ``options`` plus ``{"task": task}`` when there is a task (``None`` when both are empty)."""
+    if task is not None:
+        options = {**(options or {}), "task": task}
+    observation, info = env.reset(seed=seed, options=options or None)
     if record is not None:
         observation = record(env, observation)
     return RolloutEpisode(index, task, seed, observation, dict(info))
@@ -204,6 +207,7 @@ def rollout(
     *,
     tasks: Sequence[Task | None] | None = None,
     seeds: Sequence[int | None] | int | None = None,
+    options: Sequence[dict[str, Any] | None] | None = None,
     record: Record | None = None,
     on_step: OnStep | None = None,
     workers: int = 1,
@@ -224,6 +228,7 @@ def rollout(
         max_steps: Steps per episode at most (``Outcome.MAX_STEPS`` after).
         tasks: ``[n]`` tasks, given to ``reset`` as ``options={"task": task}`` (``None``: none).
         seeds: ``[n]`` reset seeds, or one ``int`` (environment ``i`` gets ``seeds + i``).
+        options: ``[n]`` more ``reset`` options (e.g. ``SimEnv``'s ``initial_observation``).
         record: ``record(env, observation) -> kept observation`` (e.g. with privileged state).
         on_step: Called after each transition, in index order, with the outcome already set.
         workers: Threads that reset and step the environments (1: the caller's thread).
@@ -232,14 +237,14 @@ def rollout(
         ``[n]`` finished episodes in index order.
 
     Raises:
-        ValueError: ``tasks``/``seeds`` do not have one item per environment, the policy
+        ValueError: ``tasks``/``seeds``/``options`` do not have one item per environment, the policy
             returned the wrong number of actions, or ``max_steps < 1``.
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
     if hasattr(envs, "num_envs"):
-        if tasks is not None:
-            raise ValueError("tasks cannot be given to a vector env (it draws its own)")
+        if tasks is not None or options is not None:
+            raise ValueError("tasks and options cannot be given to a vector env (it draws its own)")
         seed = seeds if isinstance(seeds, int) or seeds is None else None
         if seed is None and seeds is not None:
             raise ValueError("a vector env takes one int seed (sub-env i gets seed + i)")
@@ -251,16 +256,19 @@ def rollout(
     envs = list(envs)
     n = len(envs)
     tasks = [None] * n if tasks is None else list(tasks)
+    options = [None] * n if options is None else list(options)
     if seeds is None or isinstance(seeds, int):
         seeds = [None if seeds is None else seeds + i for i in range(n)]
-    for name, value in (("tasks", tasks), ("seeds", seeds)):
+    for name, value in (("tasks", tasks), ("seeds", seeds), ("options", options)):
         if len(value) != n:
             raise ValueError(f"{name} needs {n} items (one per env), got {len(value)}")
     pool = ThreadPoolExecutor(max_workers=min(workers, n)) if workers > 1 and n > 1 else None
     run = pool.map if pool is not None else map
     try:
         episodes = list(run(
-            lambda i: start_episode(envs[i], index=i, task=tasks[i], seed=seeds[i], record=record),
+            lambda i: start_episode(
+                envs[i], index=i, task=tasks[i], seed=seeds[i], options=options[i], record=record
+            ),
             range(n),
         ))
         while True:
