@@ -23,6 +23,7 @@ class Environment(Protocol):
     ``gymnasium.Env`` domains return it, an :class:`~agentworld.core.types.ObservationText`
     (a ``str`` with the public ``state``). Privileged state (never shown to the agent) comes
     from an optional ``privileged_state() -> dict | None``, which collection records.
+    :func:`agentworld.core.rollout.rollout` plays policies in any environment of this shape.
     """
 
     def reset(
