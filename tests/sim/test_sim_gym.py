@@ -14,18 +14,9 @@ from agentworld.core.types import Task
 from agentworld.domains.terminal.domain import TerminalDomain
 from agentworld.sim import SimEnv, SimVectorEnv
 from gymnasium.utils.env_checker import check_env
+from sandboxes import HAVE_SANDBOX
 
 PROMPT = "user@sandbox:~$ "
-
-
-def have_sandbox() -> bool:
-    from agentworld.domains.terminal.sandbox import detect_sandbox
-
-    try:
-        detect_sandbox()
-    except RuntimeError:  # pragma: no cover - depends on the machine
-        return False
-    return True
 
 
 def sim(domain: TerminalDomain, **kwargs) -> SimEnv:
@@ -41,7 +32,7 @@ def test_simulated_terminal_starts_and_draws_tasks_as_the_real_one() -> None:
     assert obs == observations[0] == PROMPT
     assert info["task_id"] == infos["task_id"][0]  # reset(seed=...) picks the task by seed
     assert env.reset(seed=5)[1]["task_id"] == info["task_id"] != env.reset(seed=6)[1]["task_id"]
-    if have_sandbox():
+    if HAVE_SANDBOX:
         real = gymnasium.make("agentworld/terminal-v0")
         try:
             real_obs, real_info = real.reset(seed=5)
