@@ -1,5 +1,5 @@
-"""Loopback HTTP servers for tests: an OpenAI-compatible chat endpoint, a package index, an
-agent model.
+"""Loopback servers for tests: HTTP (an OpenAI-compatible chat endpoint, a package index, an
+agent model) and a bare listening socket that records who connects.
 
 They stand in for services outside the project (a teacher model, PyPI, an agent behind an
 OpenAI-compatible API); the code under test talks to them over real HTTP through its real
@@ -9,6 +9,7 @@ clients.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -84,3 +85,27 @@ def chat_route(answer: Callable[[dict[str, Any]], str]) -> Route:
         return 200, "application/json", json.dumps(reply).encode()
 
     return route
+
+
+@contextmanager
+def accepting(server: socket.socket, timeout_s: float = 3.0) -> Iterator[list[Any]]:
+    """Listen on the bound socket ``server`` and accept in a thread; yields the list of
+    accepted ``(connection, address)`` pairs (empty when nothing got through). On exit the
+    socket is closed and the thread joined."""
+    server.listen(1)
+    server.settimeout(timeout_s)
+    accepted: list[Any] = []
+
+    def accept() -> None:
+        try:
+            accepted.append(server.accept())
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield accepted
+    finally:
+        server.close()
+        thread.join(timeout_s + 2)

@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -26,6 +25,7 @@ from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.reaper import kill_leftovers
 from agentworld.domains.terminal.roots import sweep_dead_sessions
 from agentworld.domains.terminal.sandbox import Limits
+from loopback import accepting
 
 
 def run(env: TerminalEnv, text: str):
@@ -102,28 +102,16 @@ def test_host_unix_sockets_are_unreachable(env, where):
     server = socket.socket(socket.AF_UNIX)
     server.bind(path)
     os.chmod(path, 0o777)
-    server.listen(1)
-    server.settimeout(3)
-    accepted: list[object] = []
-
-    def accept() -> None:
-        try:
-            accepted.append(server.accept())
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
     try:
-        probe = (
-            f"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('IN')"
-        )
-        text, _ = run(env, f'umount -l {where} 2>/dev/null; python3 -c "{probe}"')
-        assert "IN\n" not in text
+        with accepting(server) as accepted:
+            probe = (
+                f"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); "
+                "print('IN')"
+            )
+            text, _ = run(env, f'umount -l {where} 2>/dev/null; python3 -c "{probe}"')
+            assert "IN\n" not in text
     finally:
-        server.close()
         os.unlink(path)
-        thread.join(5)
     assert accepted == []
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -21,6 +20,7 @@ from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.fs import apply_setup
 from agentworld.domains.terminal.roots import listing_order
 from agentworld.domains.terminal.shell import GRACE_S
+from loopback import accepting
 
 
 def run(env: TerminalEnv, text: str):
@@ -151,21 +151,8 @@ def test_file_times_stay_at_the_episode_clock(env):
 def test_no_network(env):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    server.settimeout(1)
     port = server.getsockname()[1]
-    accepted: list[object] = []
-
-    def accept() -> None:
-        try:
-            accepted.append(server.accept())
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        env.reset()
+    with accepting(server, timeout_s=1) as accepted:
         obs, _ = run(env, f"echo hi > /dev/tcp/127.0.0.1/{port}")
         # Loopback only: refused. Under unshare `lo` stays down where `ip` is missing.
         errors = ("Connection refused",)
@@ -174,9 +161,6 @@ def test_no_network(env):
         assert any(e in obs.text for e in errors) and obs.state["exit_code"] == 1
         obs, _ = run(env, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
         assert obs.text == "lo\nuser@sandbox:~$ "
-    finally:
-        server.close()
-        thread.join(5)
     assert accepted == []
 
 
