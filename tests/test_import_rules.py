@@ -1,25 +1,33 @@
 """The import rules of the design ("Who may import whom"), read from the source with ``ast``.
 
-``core`` imports no other member and no torch; ``domains``, ``rewards`` and ``sim-runtime``
-import only ``core`` (and themselves); ``trainers`` import ``core`` and ``sim-runtime``.
-Anything else is found by name through the plugin manager. Every import counts, including
-ones inside functions and ``importlib.import_module("agentworld....")`` with a literal name.
+``core`` (the kernel) imports no other member, no torch and no CLI, console or plotting library;
+``app`` (the CLI, pipeline runner and reports) imports only ``core``; ``domains``, ``rewards``
+and ``sim-runtime`` import only ``core`` (and themselves); ``trainers`` import ``core`` and
+``sim-runtime``. Anything else is found by name through the plugin manager. Every import
+counts, including ones inside functions and ``importlib.import_module("agentworld....")`` with
+a literal name. The declared dependencies follow: a domain plugin depends on the kernel alone.
 """
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
 
 PACKAGES = Path(__file__).parents[1] / "packages"
+#: What the kernel must not import: torch, and the application's CLI, console and plot libraries.
+KERNEL_BANNED = ("torch", "typer", "click", "rich", "matplotlib")
+#: Distributions the kernel must not require (pyarrow and scipy are its optional extras).
+KERNEL_NOT_REQUIRED = {"torch", "typer", "click", "rich", "matplotlib", "scipy", "pyarrow", "numpy"}
 
 
 def members() -> dict[str, tuple[Path, tuple[str, ...], tuple[str, ...]]]:
     """``{member: (src dir, agentworld packages it may import, top-level modules it must not)}``."""
     out = {
-        "core": (PACKAGES / "core" / "src", ("agentworld.core",), ("torch",)),
+        "core": (PACKAGES / "core" / "src", ("agentworld.core",), KERNEL_BANNED),
+        "app": (PACKAGES / "app" / "src", ("agentworld.core", "agentworld.app"), ("torch",)),
         "rewards": (PACKAGES / "rewards" / "src", ("agentworld.core", "agentworld.rewards"), ()),
         "sim-runtime": (PACKAGES / "sim-runtime" / "src", ("agentworld.core", "agentworld.sim"), ()),
         "trainers": (PACKAGES / "trainers" / "src",
@@ -83,3 +91,22 @@ def test_a_forbidden_import_is_caught(tmp_path: Path) -> None:
     assert modules == [(2, "torch"), (3, "agentworld.trainers")]
     tree = ast.parse("import importlib\nimportlib.import_module('agentworld.sim.env')\n")
     assert (2, "agentworld.sim.env") in imported_modules(tree)
+
+
+def requirement_names(pyproject: Path) -> list[str]:
+    """Distribution names of ``[project] dependencies`` (extras and versions dropped)."""
+    deps = tomllib.loads(pyproject.read_text())["project"].get("dependencies", [])
+    return [d.split(";")[0].split("[")[0].split(">")[0].split("=")[0].split("<")[0].strip()
+            for d in deps]
+
+
+def test_kernel_requires_no_cli_plot_stats_or_parquet_library() -> None:
+    names = set(requirement_names(PACKAGES / "core" / "pyproject.toml"))
+    assert names & KERNEL_NOT_REQUIRED == set()
+    assert names == {"pluggy", "pydantic", "fsspec"}
+
+
+def test_domain_plugins_depend_on_the_kernel_alone() -> None:
+    for pyproject in sorted((PACKAGES / "domains").glob("*/pyproject.toml")):
+        ours = [n for n in requirement_names(pyproject) if n.startswith("agentworld")]
+        assert ours == ["agentworld-core"], f"{pyproject.relative_to(PACKAGES)}: {ours}"

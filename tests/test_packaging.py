@@ -1,4 +1,6 @@
-"""Every member builds its own wheel; core + terminal (+ the example plugin) install and work alone, without torch."""
+"""Every member builds its own wheel; the kernel + terminal (+ the example plugin) install and work
+alone, without torch and without the application's CLI, plot, stats or parquet libraries; adding
+the application (agentworld-app) gives the ``agentworld`` command over the same plugins."""
 
 import os
 import shutil
@@ -10,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 UV = os.environ.get("UV") or shutil.which("uv")
-MEMBERS = ["agentworld", "agentworld_core", "agentworld_domain_terminal", "agentworld_domain_classic", "agentworld_domain_awb",
+MEMBERS = ["agentworld", "agentworld_core", "agentworld_app", "agentworld_domain_terminal", "agentworld_domain_classic", "agentworld_domain_awb",
            "agentworld_rewards",
            "agentworld_trainers", "agentworld_sim"]
 
@@ -23,7 +25,7 @@ def run(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return result
 
 
-def test_wheels_per_member_and_core_plus_terminal_alone(tmp_path):
+def test_wheels_per_member_and_kernel_plus_terminal_alone(tmp_path):
     dist = tmp_path / "dist"
     run(UV, "build", "--all-packages", "--wheel", "-o", str(dist), "-q", cwd=ROOT)
     wheels = {w.name.split("-")[0]: w for w in dist.glob("*.whl")}
@@ -35,9 +37,20 @@ def test_wheels_per_member_and_core_plus_terminal_alone(tmp_path):
     example = ROOT / "examples" / "agentworld-domain-echo"  # the README's third-party plugin
     run(UV, "pip", "install", "-q", "--python", str(python),
         str(wheels["agentworld_core"]), str(wheels["agentworld_domain_terminal"]), str(example))
-    no_torch = subprocess.run([str(python), "-c", "import torch"], capture_output=True)
-    assert no_torch.returncode != 0, "core + terminal must not pull in torch"
+    absent = run(str(python), "-c", "import importlib.util as u; print(' '.join(m for m in "
+                 "('torch', 'typer', 'rich', 'matplotlib', 'scipy', 'pyarrow') if u.find_spec(m)))")
+    assert absent.stdout.split() == [], "the kernel + terminal must not pull these in"
 
+    kernel_only = run(str(python), "-c",
+                      "from agentworld.core import plugins; from agentworld.core.collect import collect;"
+                      "print(' '.join(plugins.names('domain')));"
+                      "e = collect(plugins.get_domain('terminal'), 1, policies={'scripted': 1.0}, seed=0);"
+                      "print(len(e), len(e[0].steps))", cwd=tmp_path)
+    listed, counts = kernel_only.stdout.strip().splitlines()
+    assert {"terminal", "echo"} <= set(listed.split()) and counts.split()[0] == "1"
+
+    run(UV, "pip", "install", "-q", "--python", str(python), str(wheels["agentworld_app"]),
+        str(wheels["agentworld_core"]))
     env = {**os.environ, "COLUMNS": "200"}
     env.pop("VIRTUAL_ENV", None)
     listed = run(str(venv / "bin" / "agentworld"), "domains", env=env, cwd=tmp_path)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 from agentworld.core import agentworldbench as awb
-from agentworld.core.cli import app
+from agentworld.app.cli import app
 from agentworld.core.formats import episode_messages, system_message
 from agentworld.core.io import DatasetError, read_episodes, write_episodes
 from awb_records import OBSERVATIONS, card_rows, public_load, public_messages, write_rows

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from agentworld.core import plugins
-from agentworld.core.cli import app
+from agentworld.app.cli import app
 from agentworld.core.collect import collect
 from agentworld.core.io import (
     DatasetError,

@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentworld.core import dataformats as df
-from agentworld.core.cli import _training_episodes, app
+from agentworld.app.cli import app
+from agentworld.app.commands.train import _training_episodes
 from agentworld.core.formats import OBS_OPEN, sft_pair
 from agentworld.core.io import write_episodes
 from agentworld.core.types import Action, Episode, Observation, Step, Task

@@ -11,7 +11,7 @@ from agentworld.core import plugins
 from agentworld.core.builtins import ConstantWorldModel
 from agentworld.core.evaluate import EvalResult, evaluate, stat, transitions
 from agentworld.core.formats import sft_pair
-from agentworld.core.report import write_report
+from agentworld.app.report import write_report
 from agentworld.core.types import Action, Episode, Observation, Prediction, Step
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -4,10 +4,10 @@ split (real terminal collection through the pipeline's collect stage)."""
 from __future__ import annotations
 
 import pytest
-from agentworld.core.config import CollectConfig
+from agentworld.app.config import CollectConfig
 from agentworld.core.holdout import action_families, split_out_of_distribution
 from agentworld.core.io import read_episodes
-from agentworld.core.pipeline import RunState, run_collect
+from agentworld.app.pipeline import RunState, run_collect
 from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.terminal.domain import TerminalDomain
 from rich.console import Console

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agentworld.app import hookspecs as app_hookspecs
 from agentworld.core import hookspecs, plugins, protocols
 from agentworld.core.builtins import ConstantWorldModel
 from agentworld.core.collect import world_model_contract
@@ -26,9 +27,14 @@ ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs" / "plugins.md"
 
 
+def hook_specs() -> dict[str, object]:
+    """Every hook of the project: the kernel's and the application's (``register_commands``)."""
+    return {n: f for module in (hookspecs, app_hookspecs) for n, f in vars(module).items()
+            if n.startswith("register_") and callable(f)}
+
+
 def hook_names() -> list[str]:
-    names = [n for n in vars(hookspecs) if n.startswith("register_")]
-    return sorted(n for n in names if callable(getattr(hookspecs, n)))
+    return sorted(hook_specs())
 
 
 def capabilities() -> list[type]:
@@ -67,7 +73,7 @@ def test_every_capability_has_a_test(capability: type) -> None:
 def test_every_hook_is_documented_with_its_signature(hook: str) -> None:
     import inspect
 
-    params = ", ".join(inspect.signature(getattr(hookspecs, hook)).parameters)
+    params = ", ".join(inspect.signature(hook_specs()[hook]).parameters)
     assert f"`{hook}({params})`" in DOCS.read_text(), f"docs/plugins.md lacks `{hook}({params})`"
 
 
@@ -243,7 +249,7 @@ def test_hook_register_sim_backends() -> None:
 
 
 def test_hook_register_commands() -> None:
-    from agentworld.core.cli import app
+    from agentworld.app.cli import app
 
     class Commands:
         @hookimpl
@@ -381,7 +387,7 @@ def test_capability_determinism_domain() -> None:
 
 
 def test_capability_offline_domain(monkeypatch) -> None:
-    from agentworld.core.cli import app, console
+    from agentworld.app.cli import app, console
 
     monkeypatch.setattr(console, "width", 250)  # one table row per line
     names = plugins.names("domain")
@@ -448,7 +454,7 @@ def test_capability_configurable_trainer() -> None:
 
 
 def test_capability_experience_trainer() -> None:
-    from agentworld.core.cli import app
+    from agentworld.app.cli import app
 
     agent = plugins.get_trainer("agent")
     assert isinstance(agent, protocols.ExperienceTrainer) and not agent.needs_data

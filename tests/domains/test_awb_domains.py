@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from agentworld.core import plugins
 from agentworld.core.agentworldbench import DOMAINS
-from agentworld.core.cli import app
+from agentworld.app.cli import app
 from agentworld.core.types import Action, Observation
 from typer.testing import CliRunner
 

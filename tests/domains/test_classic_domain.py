@@ -125,7 +125,7 @@ def test_domain_contract_and_plugin_registration():
 
 
 def test_collect_cli_writes_episodes(tmp_path):
-    from agentworld.core.cli import app
+    from agentworld.app.cli import app
     from typer.testing import CliRunner
 
     out = tmp_path / "fl.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agentworld.core import plugins
 from agentworld.core.evaluate import OUT_OF_DISTRIBUTION, evaluate, transitions
-from agentworld.core.report import render_markdown
+from agentworld.app.report import render_markdown
 from agentworld.core.types import Action, Episode, Observation, Step
 from agentworld.domains.terminal.consistency import command_words
 from agentworld.domains.terminal.domain import TerminalDomain

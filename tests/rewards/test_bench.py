@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agentworld.core.cli import app
+from agentworld.app.cli import app
 from agentworld.rewards.bench.cli import register
 from agentworld.rewards.bench.data import load_rows
 from agentworld.rewards.bench.evaluation import parse_evaluation, sample_score

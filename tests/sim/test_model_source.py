@@ -4,7 +4,7 @@ allow_hub is on (the default), in training, eval, simulate and serve alike; offl
 from __future__ import annotations
 
 import pytest
-from agentworld.core.cli import app
+from agentworld.app.cli import app
 from agentworld.sim.backends.hf import HFBackend
 from agentworld.sim.backends.model_source import ModelSourceError, is_hub_source
 from typer.testing import CliRunner

@@ -403,7 +403,7 @@ def test_cli_serve_openai(trained_dir: Path, tmp_path: Path) -> None:
     command = [
         sys.executable,
         "-c",
-        "from agentworld.core.cli import main; main()",
+        "from agentworld.app.cli import main; main()",
         "serve-openai",
         str(trained_dir),
         "--port",

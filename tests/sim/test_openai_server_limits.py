@@ -126,7 +126,7 @@ def test_non_loopback_bind_needs_an_api_key(qwen3_dir: Path) -> None:
 
 def test_api_key_from_the_environment(qwen3_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentworld.core import plugins
-    from agentworld.core.cli import app
+    from agentworld.app.cli import app
     from typer.testing import CliRunner
 
     if not any(c.name == "serve" for c in app.registered_commands):

@@ -57,7 +57,7 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
     roots = Path(tempfile.mkdtemp(prefix="agentworld-test-roots-"))
     roots.chmod(0o755)
     port = free_port()
-    command = [sys.executable, "-c", "from agentworld.core.cli import main; main()", "serve"]
+    command = [sys.executable, "-c", "from agentworld.app.cli import main; main()", "serve"]
     command += ["--domain", "terminal", "--real", "--port", str(port), "--max-sessions", "4"]
     env = {**os.environ, "AGENTWORLD_TERMINAL_ROOT": str(roots)}
     env.pop("AGENTWORLD_API_KEY", None)

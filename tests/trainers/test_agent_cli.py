@@ -9,9 +9,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agentworld.core.cli import app
+from agentworld.app.cli import app
 
-CMD = [sys.executable, "-c", "from agentworld.core.cli import main; main()"]
+CMD = [sys.executable, "-c", "from agentworld.app.cli import main; main()"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agentworld.core.cli import app
+from agentworld.app.cli import app
 from agentworld.trainers.training.config import ConfigError, SftConfig, option_help, validate_config
 from pydantic import BaseModel
 from typer.testing import CliRunner
@@ -15,7 +15,7 @@ class Demo(BaseModel):
     Attributes:
         low, high: Bounds of the range, in tokens
             (inclusive).
-        name: Who runs it; see :func:`agentworld.core.cli.main`.
+        name: Who runs it; see :func:`agentworld.app.cli.main`.
     """
 
     low: int = 0
@@ -28,7 +28,7 @@ def test_option_help_reads_the_attributes_sections():
     rows = {key: (default, text) for key, default, text in option_help(Demo)}
     assert rows["low"] == ("0", "Bounds of the range, in tokens (inclusive).")
     assert rows["high"] == ("8", "Bounds of the range, in tokens (inclusive).")
-    assert rows["name"] == ("(required)", "Who runs it; see `agentworld.core.cli.main`.")
+    assert rows["name"] == ("(required)", "Who runs it; see `agentworld.app.cli.main`.")
     assert rows["extra"] == ("[]", "")  # undocumented: listed, without a meaning
 
 

@@ -9,7 +9,7 @@ import pytest
 from loopback import chat_route, serve
 from transformers import AutoTokenizer
 
-from agentworld.core.config import parse_config
+from agentworld.app.config import parse_config
 from agentworld.core.formats import THINK_OPEN, answer_prefix, wrap_observation
 from agentworld.core.types import Action, Episode, Observation, Step
 from agentworld.trainers.training.config import SftConfig

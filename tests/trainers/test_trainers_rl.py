@@ -248,10 +248,10 @@ def test_model_dir_without_tokenizer_fails(corpus, toy_reward, tmp_path):
 
 def test_cli_and_pipeline_run_the_rl_stage(corpus, grpo_run, toy_reward, tmp_path):
     """``agentworld train rl --model CKPT`` and a pipeline ``[rl]`` table both reach the trainer."""
-    from agentworld.core.cli import app
-    from agentworld.core.config import parse_config
+    from agentworld.app.cli import app
+    from agentworld.app.config import parse_config
     from agentworld.core.io import write_episodes
-    from agentworld.core.pipeline import run_pipeline
+    from agentworld.app.pipeline import run_pipeline
     from typer.testing import CliRunner
 
     data = tmp_path / "train.jsonl"

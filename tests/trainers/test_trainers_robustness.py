@@ -218,7 +218,7 @@ def _train_on_a_terminal(args: list[str], tmp_path: Path) -> str:
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from agentworld.core.cli import main; main()", *args],
+        [sys.executable, "-c", "from agentworld.app.cli import main; main()", *args],
         stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=tmp_path, env=env,
     )
     os.close(slave)

@@ -16,7 +16,7 @@ How rows are stored (the *container*), told by the file name, never guessed:
 
 - JSON Lines: ``.jsonl``, compressed ``.jsonl.gz``/``.jsonl.bz2``/``.jsonl.xz``/``.jsonl.zst``
   (fsspec infers the compression from the suffix);
-- Parquet: ``.parquet``. Columns of plain values (strings, numbers, lists of them, chat
+- Parquet: ``.parquet`` (pyarrow: the ``parquet`` extra of agentworld-core). Columns of plain values (strings, numbers, lists of them, chat
   messages) are stored natively; a column holding free-form objects (an episode's ``steps``,
   ``task``, ``metadata``) is stored as JSON text, and its name listed in the file's schema
   metadata under ``agentworld.json_columns`` so that reading restores it.
@@ -34,6 +34,7 @@ import fsspec
 from fsspec.compression import compr
 from fsspec.utils import infer_compression
 
+from agentworld.core.extras import require
 from agentworld.core.formats import parse_prediction, sft_pair, split_system_message
 from agentworld.core.io import DatasetError, atomic_open, validate_rows
 from agentworld.core.types import Action, Episode, Observation, Step
@@ -112,9 +113,8 @@ def write_rows(url: str, rows: Iterable[dict[str, Any]]) -> int:
             if comp:
                 f.close()  # flush the compressor's trailer; `raw` stays open for the rename
         return n
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    pa = require("pyarrow", "parquet", f"writing {url}")
+    pq = require("pyarrow.parquet", "parquet", f"writing {url}")
     rows = list(rows)
     keys = list(dict.fromkeys(k for row in rows for k in row))
     encoded = [k for k in keys if not all(_native(row.get(k)) for row in rows)]
@@ -150,8 +150,7 @@ def read_rows(url: str) -> Iterator[tuple[int, dict[str, Any]]]:
                     raise DatasetError(url, number, f"expected a JSON object, got {type(row).__name__}")
                 yield number, row
         return
-    import pyarrow.parquet as pq
-
+    pq = require("pyarrow.parquet", "parquet", f"reading {url}")
     with fsspec.open(url, "rb") as f:
         table = pq.read_table(f)
     meta = table.schema.metadata or {}

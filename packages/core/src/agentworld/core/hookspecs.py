@@ -4,6 +4,9 @@ Every hook receives a ``register`` callback instead of returning values
 (the simonw/llm pattern). ``register(name, factory)`` records a zero-argument
 ``factory`` that builds the object on first use, so listing plugins imports
 nothing heavy. Built-in features use these same hooks.
+
+The application adds one more hook to the same project, ``register_commands``
+(:mod:`agentworld.app.hookspecs`): the kernel does not depend on a CLI library.
 """
 
 from __future__ import annotations
@@ -37,8 +40,3 @@ def register_trainers(register: Register) -> None:
 @hookspec
 def register_sim_backends(register: Register) -> None:
     """Register world-model backends: ``register(name, factory)``, ``factory() -> SimBackend``."""
-
-
-@hookspec
-def register_commands(cli: Any) -> None:
-    """Add sub-commands to the ``agentworld`` CLI; ``cli`` is the root ``typer.Typer``."""

@@ -1,4 +1,4 @@
-"""95% confidence intervals of a mean score, from scipy.
+"""95% confidence intervals of a mean score, from scipy (the ``stats`` extra of agentworld-core).
 
 - Scores that are all 0 or 1 (exact match, success) are a proportion: the Wilson score
   interval (Wilson 1927; ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``).
@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from agentworld.core.extras import require
 
 CONFIDENCE = 0.95
 RESAMPLES = 1000
@@ -32,18 +34,16 @@ def interval(values: Sequence[float]) -> tuple[float, float]:
     if n == 0:
         raise ValueError("a confidence interval needs at least one value")
     if is_binary(values):
-        from scipy.stats import binomtest
-
-        ci = binomtest(int(sum(values)), n).proportion_ci(CONFIDENCE, method="wilson")
+        stats = require("scipy.stats", "stats", "a confidence interval")
+        ci = stats.binomtest(int(sum(values)), n).proportion_ci(CONFIDENCE, method="wilson")
         return float(ci.low), float(ci.high)
     if n == 1:
         return 0.0, 1.0
     if min(values) == max(values):
         return float(values[0]), float(values[0])  # every resample has the same mean
-    import numpy as np
-    from scipy.stats import bootstrap
-
-    res = bootstrap(
+    np = require("numpy", "stats", "a confidence interval")
+    stats = require("scipy.stats", "stats", "a confidence interval")
+    res = stats.bootstrap(
         (np.asarray(values, dtype=float),),
         np.mean,
         confidence_level=CONFIDENCE,

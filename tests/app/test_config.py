@@ -1,6 +1,6 @@
 import pytest
 
-from agentworld.core.config import ConfigError, parse_config, quickstart_config
+from agentworld.app.config import ConfigError, parse_config, quickstart_config
 
 
 def test_quickstart_config_is_complete():

@@ -162,5 +162,5 @@ def quickstart_config() -> PipelineConfig:
     """The embedded default pipeline run by ``agentworld quickstart``."""
     from importlib.resources import files
 
-    text = files("agentworld.core").joinpath("quickstart.toml").read_text(encoding="utf-8")
+    text = files("agentworld.app").joinpath("quickstart.toml").read_text(encoding="utf-8")
     return parse_config(text, "quickstart.toml")

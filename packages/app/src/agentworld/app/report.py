@@ -9,7 +9,7 @@
 * ``report.md`` - markdown tables (overall, non-empty-output subset, in- vs
   out-of-distribution and in-episode consistency side by side, per action type, per
   collecting policy, per turn index) and example predictions vs references;
-* ``fidelity.png`` - :mod:`agentworld.core.figure`: metrics overall and on non-empty outputs,
+* ``fidelity.png`` - :mod:`agentworld.app.figure`: metrics overall and on non-empty outputs,
   the main metric by turn and by action type, the training loss of the stages that ran.
 
 Every file is written atomically (temporary sibling, then rename).
@@ -27,7 +27,7 @@ from typing import Any
 import fsspec
 
 from agentworld.core.evaluate import EvalResult, EvalRow, MetricStat
-from agentworld.core.figure import render_figure
+from agentworld.app.figure import render_figure
 from agentworld.core.io import atomic_write, iter_jsonl, write_jsonl
 
 NUM_EXAMPLES = 3
@@ -249,7 +249,7 @@ def write_report(
         extra: JSON-serialisable run facts (model path, dataset, ...) stored
             under ``"extra"`` in ``metrics.json`` and listed atop ``report.md``.
         loss_logs: ``{stage: train_log.jsonl URL}`` of the stages that trained the model, in
-            order; drawn in ``fidelity.png`` (:func:`agentworld.core.figure.render_figure`).
+            order; drawn in ``fidelity.png`` (:func:`agentworld.app.figure.render_figure`).
 
     Returns:
         ``{"metrics": url, "predictions": url, "report": url, "figure": url}``.

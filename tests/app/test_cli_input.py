@@ -5,7 +5,8 @@ import json
 
 import pytest
 from agentworld.core import plugins
-from agentworld.core.cli import _domain_for, app
+from agentworld.app.cli import app
+from agentworld.app.commands.models import _domain_for
 from agentworld.core.io import read_episodes, write_episodes
 from agentworld.core.types import Action, Episode, Observation, Step
 from test_plugins import cli, install_as_entry_point
@@ -58,8 +59,8 @@ def test_eval_and_simulate_take_the_checkpoints_domain(tmp_path):
 
 
 def test_a_pipeline_checks_every_stage_before_training(tmp_path):
-    from agentworld.core.config import load_config
-    from agentworld.core.pipeline import run_pipeline
+    from agentworld.app.config import load_config
+    from agentworld.app.pipeline import run_pipeline
 
     path = tmp_path / "typo.toml"
     path.write_text(f"[run]\ndir = '{tmp_path / 'run'}'\n[collect]\nepisodes = 20\n"

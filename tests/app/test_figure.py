@@ -9,8 +9,8 @@ import random
 from agentworld.core import plugins
 from agentworld.core.builtins import ConstantWorldModel
 from agentworld.core.evaluate import evaluate, transitions
-from agentworld.core.figure import MIN_TURN_N
-from agentworld.core.report import read_loss_curves, write_report
+from agentworld.app.figure import MIN_TURN_N
+from agentworld.app.report import read_loss_curves, write_report
 from agentworld.core.types import Action, Episode, Observation, Step
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from agentworld.core import plugins
 from agentworld.core.collect import collect, split
-from agentworld.core.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
+from agentworld.app.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
 from agentworld.core.dataformats import read_any_episodes
 from agentworld.core.io import atomic_write, write_episodes
 from agentworld.core.protocols import ConfigurableTrainer
@@ -201,7 +201,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     """Score the model and the baselines on held-out real transitions (in distribution, and out
     of distribution when ``state.ood_url`` exists); write the report."""
     from agentworld.core.evaluate import OUT_OF_DISTRIBUTION, evaluate, transitions
-    from agentworld.core.report import write_report
+    from agentworld.app.report import write_report
 
     domain = _optional_domain(state.domain)
     items = transitions(_episodes(state.heldout_url), domain=domain)[: cfg.max_transitions]
@@ -389,7 +389,7 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
         state.timings_s[stage] = round(time.perf_counter() - t0, 1)
     state.timings_s["total"] = round(time.perf_counter() - start, 1)
     if state.eval_result is not None:  # the report was written before the later stages' timings
-        from agentworld.core.report import write_report
+        from agentworld.app.report import write_report
 
         write_report(state.eval_result, state.dir, extra=state.report_facts(),
                      loss_logs=state.loss_logs())

@@ -6,9 +6,9 @@ import sys
 
 from rich.console import Console
 
-from agentworld.core.config import parse_config
+from agentworld.app.config import parse_config
 from agentworld.core.io import read_episodes
-from agentworld.core.pipeline import run_pipeline
+from agentworld.app.pipeline import run_pipeline
 from agentworld.core.types import Action
 from agentworld.domains.terminal.domain import TerminalDomain
 
@@ -113,7 +113,7 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
     pipeline = tmp_path / "p.toml"
     text = PIPELINE.format(dir=run_dir, ood="").split("[eval]")[0]
     pipeline.write_text(text)
-    cmd = [sys.executable, "-c", "from agentworld.core.cli import main; main()"]
+    cmd = [sys.executable, "-c", "from agentworld.app.cli import main; main()"]
     done = subprocess.run([*cmd, "run", str(pipeline)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (run_dir / "checkpoints/sft/model.safetensors").exists()

@@ -1,0 +1,112 @@
+"""``agentworld eval`` (fidelity report) and ``agentworld simulate`` (interactive simulated
+environment) of a world-model checkpoint."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from agentworld.app.commands.root import AllowHub, app, console
+from agentworld.core import plugins
+
+
+def _domain_for(model: str, explicit: str | None) -> str:
+    """The domain ``eval``/``simulate`` use: ``--domain`` when given, else the one the checkpoint's
+    card records (``agentworld.json``), else ``terminal``.
+
+    Raises:
+        UnknownPluginError: ``explicit`` is not an installed domain (the message lists them).
+    """
+    if explicit is not None:
+        plugins.get_domain(explicit)
+        return explicit
+    from agentworld.core.card import read_card
+
+    return read_card(model).get("domain") or "terminal"
+
+
+@app.command("eval")
+def eval_cmd(
+    data: Annotated[str, typer.Option(
+        help="Held-out data URL (.jsonl, .jsonl.gz, .parquet): episodes, AgentWorldBench or chat messages rows.")],
+    model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
+    out: Annotated[str, typer.Option(help="Directory for metrics.json, report.md, fidelity.png.")],
+    domain: Annotated[str | None, typer.Option(
+        help="Domain plugin name (its scorer and action types); default: the checkpoint's, else terminal.")] = None,
+    backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
+    max_transitions: Annotated[int, typer.Option(min=1, help="Transitions evaluated at most.")] = 400,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per prediction at most.")] = 256,
+    num_beams: Annotated[int, typer.Option(min=1, help="Beam search with this many beams (hf backend); 1: greedy.")] = 1,
+    judge_base_url: Annotated[str | None, typer.Option(
+        help="Add the llm_judge metric (AgentWorldBench's five dimensions) from this "
+        "OpenAI-compatible endpoint.")] = None,
+    judge_model: Annotated[str | None, typer.Option(
+        help="Judge model name (default: the endpoint's first).")] = None,
+    judge_fallback: Annotated[float | None, typer.Option(
+        min=0.0, max=1.0, help="Score in [0, 1] for a judge answer without scores (default: stop with an error).")] = None,
+    ood_data: Annotated[str | None, typer.Option(
+        help="Out-of-distribution episodes (JSONL URL), scored beside --data; default: ood.jsonl "
+             "next to --data when it exists (the collect stage writes it there).")] = None,
+    ood_max_transitions: Annotated[int, typer.Option(
+        min=0, help="Out-of-distribution transitions evaluated at most.")] = 200,
+    allow_hub: AllowHub = True,
+) -> None:
+    """Measure next-observation fidelity of a world model against the baselines: in distribution,
+    out of distribution and on in-episode consistency."""
+    from agentworld.app.config import EvalConfig
+    from agentworld.app.pipeline import RunState, run_eval
+
+    state = RunState(dir=out.rstrip("/"), seed=0, domain=_domain_for(model, domain), checkpoint=model,
+                     heldout_url=data, ood_url=ood_data or "")
+    cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions,
+                     max_new_tokens=max_new_tokens, num_beams=num_beams,
+                     ood_max_transitions=ood_max_transitions, allow_hub=allow_hub)
+    if judge_base_url:
+        cfg.rewards.append("llm_judge")
+        options = {"base_url": judge_base_url, "model": judge_model, "fallback": judge_fallback}
+        cfg.reward_options["llm_judge"] = {k: v for k, v in options.items() if v is not None}
+    paths = run_eval(cfg, state, console)
+    console.print("report: " + ", ".join(paths.values()))
+
+
+@app.command("simulate")
+def simulate_cmd(
+    model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
+    domain: Annotated[str | None, typer.Option(
+        help="Domain plugin name (system prompt, tasks); default: the checkpoint's, else terminal.")] = None,
+    backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
+    task_seed: Annotated[int, typer.Option(help="Seed of the domain task to simulate.")] = 0,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens generated per step at most.")] = 256,
+    num_beams: Annotated[int, typer.Option(min=1, help="Beam search with this many beams (hf backend); 1: greedy.")] = 1,
+    allow_hub: AllowHub = True,
+) -> None:
+    """Interactive simulated environment: type an action, see the predicted observation (Ctrl-D quits)."""
+    env_domain = plugins.get_domain(_domain_for(model, domain))
+    task = env_domain.tasks().sample(1, seed=task_seed)[0]
+    sim = plugins.get_sim_backend(backend)
+    from agentworld.app.pipeline import decoding_options
+
+    world_model = sim.load(model, max_new_tokens=max_new_tokens, **decoding_options(num_beams, allow_hub))
+    env = sim.make_env(world_model, domain=env_domain)
+    real = env_domain.make_env()
+    try:
+        initial, _ = real.reset(seed=task_seed, options={"task": task})
+    finally:
+        real.close()
+    obs, _ = env.reset(options={"task": task, "system_prompt": env_domain.system_prompt(task),
+                                "initial_observation": initial.text})
+    console.print(f"[bold]task:[/bold] {escape(task.instruction)}\n(simulated; Ctrl-D to quit)")
+    sys.stdout.write(obs)
+    sys.stdout.flush()
+    for line in sys.stdin:
+        obs, _, terminated, truncated, info = env.step(line.rstrip("\n"))
+        shown = obs if info.get("parsed", True) else f"[unparsed answer] {info.get('raw', '')}\n"
+        # A terminal observation ends in its prompt; any other ends its line here.
+        sys.stdout.write(shown if shown.endswith((" ", "\n")) else shown + "\n")
+        sys.stdout.flush()
+        if terminated or truncated:
+            console.print("\n[episode ended]", markup=False)
+            break

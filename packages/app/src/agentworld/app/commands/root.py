@@ -1,0 +1,38 @@
+"""The root ``agentworld`` typer app, its console and the options sub-commands share."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="agentworld",
+    help="Train language world models of agent environments and serve them as RL simulators.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+
+RunDir = Annotated[str, typer.Option("--run-dir", help="Run directory (local path or fsspec URL).")]
+Seed = Annotated[int, typer.Option(help="Random seed.")]
+AllowHub = Annotated[bool, typer.Option(
+    "--allow-hub/--no-allow-hub", help="MODEL may be a Hugging Face Hub id 'org/name' (downloads); as allow_hub in training.")]
+
+
+def parse_sets(values: list[str] | None) -> dict[str, Any]:
+    """``["lr=1e-3", "lora=true"]`` -> ``{"lr": 0.001, "lora": True}`` (TOML value syntax)."""
+    import tomllib
+
+    out: dict[str, Any] = {}
+    for item in values or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
+        try:
+            out[key] = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key] = raw
+    return out

@@ -1,0 +1,92 @@
+"""``agentworld train STAGE``: one training stage, found by trainer plugin name."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from agentworld.app.commands.root import Seed, app, console, parse_sets
+from agentworld.core import plugins
+from agentworld.core.protocols import ConfigurableTrainer, ExperienceTrainer
+
+
+@app.command("train")
+def train_cmd(
+    stage: Annotated[str, typer.Argument(help="Training stage (trainer plugin name): cpt, sft, rl, agent, ...")],
+    output_dir: Annotated[str | None, typer.Option(
+        help="Where the checkpoint (or agent) is written.")] = None,
+    data: Annotated[str | None, typer.Option(
+        help="Training data URL (.jsonl, .jsonl.gz, .parquet): episodes, AgentWorldBench rows of any domain, or chat messages rows; needed by world-model stages, optional for agent.")] = None,
+    model: Annotated[str | None, typer.Option(
+        help="Model preset name or checkpoint directory (world-model stages; agent with policy=lm).")] = None,
+    env: Annotated[str | None, typer.Option(
+        help="agent: where experience comes from, real:DOMAIN or sim:CHECKPOINT.")] = None,
+    mix: Annotated[float | None, typer.Option(
+        help="agent: fraction of real episodes in [0, 1] (Dyna-style real/simulated mix).")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Trainer option KEY=VALUE; repeatable.")] = None,
+    reasoning: Annotated[bool, typer.Option(
+        help="sft: targets <think>rationale</think> before the observation, from the domain's explain "
+        "(same as --set reasoning=domain; --set reasoning=teacher uses an endpoint).")] = False,
+    seed: Seed = 0,
+    show_options: Annotated[bool, typer.Option(
+        "--options", help="List the stage's --set options (key, default, meaning) and exit.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress bar (there is one by default when output is a terminal).")] = False,
+) -> None:
+    """Train one stage: a world model (cpt, sft, rl on collected episodes) or an agent (agent --env)."""
+    if show_options:
+        _print_options(stage)
+        return
+    if output_dir is None:
+        raise typer.BadParameter("where to write the result is required", param_hint="--output-dir")
+    options: dict[str, Any] = {"output_dir": output_dir, "seed": seed}
+    for key, value in (("model", model), ("env", env), ("mix", mix)):
+        if value is not None:
+            options[key] = value
+    if reasoning:
+        options["reasoning"] = "domain"
+    if quiet:
+        options["progress"] = False
+    options |= parse_sets(set_)
+    if mix is not None and not 0.0 <= mix <= 1.0:
+        raise typer.BadParameter(f"the fraction of real episodes must be in [0, 1], got {mix}",
+                                 param_hint="--mix")
+    trainer = plugins.get_trainer(stage)
+    # A trainer that gathers its own experience (agent) says so with needs_data/needs_model.
+    gathers = isinstance(trainer, ExperienceTrainer)
+    needs_data, needs_model = (trainer.needs_data, trainer.needs_model) if gathers else (True, True)
+    if data is None and needs_data:
+        raise typer.BadParameter(f"stage {stage!r} trains on episodes; pass --data URL",
+                                 param_hint="--data")
+    if "model" not in options and needs_model:
+        raise typer.BadParameter(f"stage {stage!r} needs --model (a preset name or checkpoint)",
+                                 param_hint="--model")
+    path = trainer.train(_training_episodes(data) if data is not None else [], options)
+    console.print(f"{stage} output -> {path}")
+
+
+def _training_episodes(url: str) -> list:
+    """Episodes of ``--data``: episodes, AgentWorldBench rows (one episode per trajectory) or chat
+    ``messages`` rows, in JSONL, ``.jsonl.gz`` or Parquet (:mod:`agentworld.core.dataformats`)."""
+    from agentworld.core.dataformats import read_any_episodes
+
+    episodes, note = read_any_episodes(url)  # ValueError (bad name or rows): main() prints it
+    if note:
+        console.print(f"{url}: {note}")
+    return episodes
+
+
+def _print_options(stage: str) -> None:
+    """The table of ``agentworld train STAGE --options``."""
+    trainer = plugins.get_trainer(stage)
+    if not isinstance(trainer, ConfigurableTrainer):
+        console.print(f"trainer {stage!r} does not describe its options")
+        return
+    title = f"{stage} options: --set KEY=VALUE (in a pipeline file, keys of the stage's table)"
+    table = Table("option", "default", "meaning", title=title)
+    for key, default, text in trainer.options():
+        table.add_row(key, Text(default), Text(text))
+    console.print(table)
