@@ -26,8 +26,8 @@ from typing import Any
 
 import fsspec
 
-from agentworld.core.evaluate import EvalResult, EvalRow, MetricStat
 from agentworld.app.figure import render_figure
+from agentworld.core.evaluate import EvalResult, EvalRow, MetricStat
 from agentworld.core.io import atomic_write, iter_jsonl, write_jsonl
 
 NUM_EXAMPLES = 3
