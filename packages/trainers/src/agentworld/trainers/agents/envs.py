@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentworld.core.protocols import DiscreteActionDomain, ResettableDomain
-from agentworld.core.rollout import Outcome as RolloutOutcome
-from agentworld.core.rollout import RolloutEpisode, Transition, each, rollout, text_of
+from agentworld.core.rollout import Outcome, RolloutEpisode, Transition, each, rollout, text_of
 from agentworld.core.types import Action, Task
 from agentworld.core.vector_rollout import VectorRollout
 
@@ -26,15 +25,6 @@ class Source(str, Enum):
 
     REAL = "real"
     SIM = "sim"
-
-
-class Outcome(str, Enum):
-    """How an episode ended."""
-
-    TERMINATED = "terminated"  # the environment (or the world model's footer) ended it
-    TRUNCATED = "truncated"  # step limit
-    MALFORMED = "malformed"  # the world model's answer did not parse
-    ERROR = "error"  # the engine refused the step (e.g. KV budget)
 
 
 class Actor(Protocol):
@@ -161,13 +151,11 @@ def result_of(episode: RolloutEpisode, source: Source) -> EpisodeResult:
     """The :class:`EpisodeResult` of a finished episode: a simulated step whose answer did not
     parse (or that the engine refused) ends it as ``MALFORMED`` (``ERROR``) and counts in
     neither its return nor its length; an episode cut by the step limit is ``TRUNCATED``."""
-    steps = episode.transitions
-    if episode.outcome in (RolloutOutcome.MALFORMED, RolloutOutcome.ERROR):
-        outcome = Outcome(episode.outcome.value)
+    steps, outcome = episode.transitions, episode.outcome
+    if outcome in (Outcome.MALFORMED, Outcome.ERROR):
         steps, last = steps[:-1], 0.0
     else:
-        terminated = episode.outcome is RolloutOutcome.TERMINATED
-        outcome = Outcome.TERMINATED if terminated else Outcome.TRUNCATED
+        outcome = Outcome.TERMINATED if outcome is Outcome.TERMINATED else Outcome.TRUNCATED
         last = steps[-1].reward if steps else 0.0
     return EpisodeResult(source, sum(t.reward for t in steps), len(steps), outcome, last)
 
@@ -304,9 +292,9 @@ class SimRunner:
         a few more may finish on the last step); returns the finished ones."""
 
         def learn(episode: RolloutEpisode, t: Transition) -> None:
-            if episode.outcome is RolloutOutcome.MALFORMED:
+            if episode.outcome is Outcome.MALFORMED:
                 self.parse_failures += 1
-            elif episode.outcome is RolloutOutcome.ERROR:
+            elif episode.outcome is Outcome.ERROR:
                 self.errors += 1
             else:
                 previous = text_of(episode.previous_observation)
