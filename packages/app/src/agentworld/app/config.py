@@ -3,7 +3,7 @@
 A pipeline file has a ``[run]`` table and one table per stage to run, in the
 fixed order :data:`STAGES`. Each stage names the plugin that implements it
 (``trainer = "cpt"``, ``backend = "hf"``, ``rewards = [...]``); options the
-core does not know are passed through to that plugin unchanged.
+application does not know are passed through to that plugin unchanged.
 """
 
 from __future__ import annotations
