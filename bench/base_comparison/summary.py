@@ -1,9 +1,10 @@
 """Side-by-side table of the comparison arms: ``python summary.py RUNS_DIR ARM...``.
 
 Reads ``RUNS_DIR/<arm>/metrics.json`` (written by the eval stage) and prints exact match with
-its 95% confidence interval (normal approximation, as in ``agentworld.core.evaluate``) in
+its 95% confidence interval (Wilson score, as ``agentworld.core.evaluate`` computes it) in
 distribution, out of distribution, on non-empty real outputs of each, and on the in-episode
-consistency subset, for the trained model and the two baselines; plus training facts.
+consistency subset, for the trained model and the two baselines; plus training facts from each
+stage's ``train_log.jsonl`` (optimizer steps, tokens, and the seconds on the run's budget clock).
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ def cell(stat: dict | None) -> str:
     return f"{stat['mean']:.3f} [{stat['ci_low']:.2f}, {stat['ci_high']:.2f}] n={stat['n']}"
 
 
+def last_record(path: Path) -> dict:
+    """The last line of a ``train_log.jsonl`` (``{}`` when the stage did not run)."""
+    if not path.is_file():
+        return {}
+    lines = path.read_text().strip().splitlines()
+    return json.loads(lines[-1]) if lines else {}
+
+
 def main() -> None:
     root, arms = Path(sys.argv[1]), sys.argv[2:]
     rows = []
@@ -40,12 +49,17 @@ def main() -> None:
         timings = m.get("extra", {}).get("timings_s", {})
         facts = m.get("extra", {}).get("facts", {})
         params = next((facts[s]["parameters"] for s in ("sft", "cpt") if s in facts), None)
+        logs = [last_record(root / arm / "checkpoints" / stage / "train_log.jsonl") for stage in ("cpt", "sft")]
+        steps = sum(r.get("step", 0) for r in logs)
+        tokens = sum(r.get("tokens", 0) for r in logs)
+        budget = sum(r.get("elapsed_s", 0.0) for r in logs)
         models = ["model"] + ([] if rows else ["empty", "copy-previous"])
         for model in models:
             name = arm if model == "model" else f"baseline {model}"
             cells = [cell(m[key].get(model, {}).get(split, {}).get("exact_match"))
                      for _, key, split in SUBSETS]
-            extra = (f"{params / 1e6:.1f}M params, train {timings.get('cpt', 0) + timings.get('sft', 0):.0f} s"
+            extra = (f"{params / 1e6:.1f}M params, {steps} steps, {tokens / 1e3:.0f}k tokens, "
+                     f"{budget:.0f} budget-s, {timings.get('cpt', 0) + timings.get('sft', 0):.0f} wall-s"
                      if model == "model" and params else "")
             rows.append([name, *cells, extra])
     header = ["arm", *(label for label, _, _ in SUBSETS), "facts"]

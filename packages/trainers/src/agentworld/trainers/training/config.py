@@ -47,8 +47,13 @@ class TrainConfig(BaseModel):
         max_steps: Optimizer steps. Training stops at the first of
             ``max_steps``, ``epochs`` and ``time_budget_s``; with none set, one epoch.
         epochs: Passes over the data (fractions allowed).
-        time_budget_s: Wall-clock seconds of training (summed over resumed runs).
-            The learning-rate schedule then decays on elapsed time.
+        time_budget_s: Wall-clock seconds of training, or CPU seconds with
+            ``budget_clock = "process"`` (summed over resumed runs). The learning-rate schedule
+            then decays on elapsed time.
+        budget_clock: ``"wall"``: ``time_budget_s`` counts wall-clock seconds;
+            ``"process"``: CPU seconds of the training process, all threads
+            (``time.process_time``), so that runs on a shared host get equal compute. With
+            N threads on an idle host, B CPU seconds last about B/N wall seconds.
         batch_size: Sequences per micro-batch (per process).
         grad_accum: Micro-batches per optimizer step.
         lr: Peak learning rate; ``min_lr_ratio * lr`` at the end of the cosine.
@@ -89,6 +94,7 @@ class TrainConfig(BaseModel):
     max_steps: int | None = Field(None, ge=1)
     epochs: float | None = Field(None, gt=0)
     time_budget_s: float | None = Field(None, gt=0)
+    budget_clock: Literal["wall", "process"] = "wall"
     batch_size: int = Field(8, ge=1)
     grad_accum: int = Field(1, ge=1)
     lr: float = Field(2e-3, gt=0)

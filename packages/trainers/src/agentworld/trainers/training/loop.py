@@ -13,7 +13,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -107,6 +107,13 @@ def lr_factor(cfg: TrainConfig, step: int, total: int | None, elapsed_s: float) 
         fractions.append(elapsed_s / cfg.time_budget_s)
     progress = min(1.0, max(fractions))
     return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def budget_clock(cfg: TrainConfig) -> Callable[[], float]:
+    """The clock ``time_budget_s`` is counted on: ``time.perf_counter`` (wall seconds) or, with
+    ``budget_clock = "process"``, ``time.process_time`` (CPU seconds of this process, all its
+    threads: user plus system time, so a shared host's other processes do not use it up)."""
+    return time.process_time if cfg.budget_clock == "process" else time.perf_counter
 
 
 def time_is_up(acc: Accelerator, budget_s: float | None, elapsed_s: float) -> bool:
@@ -358,17 +365,18 @@ class BaseTrainer:
             + (f"{total} steps" if total else f"until the {cfg.time_budget_s:g} s time budget")
         )
         start_trackers(acc, cfg.report_to, out, f"agentworld-{self.name}", cfg.model_dump(mode="json"))
-        start, base_elapsed = time.perf_counter(), c["elapsed_s"]
+        clock = budget_clock(cfg)
+        start, base_elapsed = clock(), c["elapsed_s"]
         window_tokens, window_t = 0, time.perf_counter()
         model.train()
 
         def finished() -> bool:
-            elapsed = base_elapsed + time.perf_counter() - start
+            elapsed = base_elapsed + clock() - start
             return time_is_up(acc, cfg.time_budget_s, elapsed) or (total is not None and c["step"] >= total)
 
         done = finished()
         while not done:
-            elapsed = base_elapsed + time.perf_counter() - start
+            elapsed = base_elapsed + clock() - start
             for group in opt.param_groups:
                 group["lr"] = cfg.lr * lr_factor(cfg, c["step"], total, elapsed)
             step_loss, step_tokens = 0.0, 0
@@ -393,7 +401,7 @@ class BaseTrainer:
             done = finished()
             if c["step"] % cfg.log_every == 0 or done:
                 now = time.perf_counter()
-                c["elapsed_s"] = base_elapsed + now - start
+                c["elapsed_s"] = base_elapsed + clock() - start
                 loss = c["window_loss"] / c["window_steps"]
                 if acc.num_processes > 1:  # the mean over ranks, not rank 0's alone
                     local = torch.tensor([loss], dtype=torch.float64, device=acc.device)
@@ -433,7 +441,7 @@ class BaseTrainer:
         start: float,
         base_elapsed: float,
     ) -> None:
-        c["elapsed_s"] = base_elapsed + time.perf_counter() - start
+        c["elapsed_s"] = base_elapsed + budget_clock(cfg)() - start
         acc.wait_for_everyone()
         is_lora = cfg.lora is not None
         # Every process takes part in gathering a sharded (FSDP, DeepSpeed ZeRO-3) model.
