@@ -187,6 +187,15 @@ def test_domain_rationale_is_written_by_the_simulator(qwen3_dir: Path, caplog) -
             {"role": "assistant", "content": docs},
             {"role": "user", "content": "ls -la .."},
         ],
+        # A file the episode wrote: the earlier command line that wrote it follows the header.
+        "cat ~/docs/a.txt\n$ echo hi > a.txt": [
+            SYSTEM,
+            {"role": "user", "content": "cd docs"},
+            {"role": "assistant", "content": docs},
+            {"role": "user", "content": "echo hi > a.txt"},
+            {"role": "assistant", "content": docs},
+            {"role": "user", "content": "cat a.txt"},
+        ],
     }
     predictions = wm.predict(list(cases.values()))
     for (rationale, messages), prediction in zip(cases.items(), predictions):

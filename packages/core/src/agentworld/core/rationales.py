@@ -4,17 +4,28 @@ An :class:`~agentworld.core.protocols.ExplainingDomain` writes
 ``explain(step, previous_state)`` from the real transition and the structured state before
 it; SFT with ``reasoning="domain"`` puts it in ``<think>`` before the observation, and
 ``agentworld convert --to messages --reasoning`` writes it into chat rows. The domain is
-found by name through the plugin manager. Rationales never contain the contract's tags:
+found by name through the plugin manager. A domain whose ``explain`` (and ``explain_text``) takes a
+``history`` keyword also gets the episode's earlier steps, ``(action text, observation text
+before it)`` oldest first (:func:`step_history`, :func:`message_history`): the same text a
+simulator has, so that it can write the same rationale. Rationales never contain the contract's tags:
 ``<think>``, ``</think>`` and the observation tags are removed.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentworld.core import plugins
-from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, THINK_CLOSE, THINK_OPEN
+from agentworld.core.formats import (
+    OBS_CLOSE,
+    OBS_OPEN,
+    THINK_CLOSE,
+    THINK_OPEN,
+    Message,
+    previous_observation,
+)
 from agentworld.core.protocols import ExplainingDomain
 from agentworld.core.types import Episode
 
@@ -47,6 +58,31 @@ def explainer(name: str) -> Callable[[Any, dict[str, Any] | None], str]:
     return domain.explain
 
 
+def takes_history(explain: Callable[..., str]) -> bool:
+    """Whether a domain's ``explain`` or ``explain_text`` accepts the ``history`` keyword."""
+    try:
+        return "history" in inspect.signature(explain).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
+
+
+def step_history(episode: Episode, turn: int) -> list[tuple[str, str]]:
+    """``(action text, observation text before it)`` of ``episode.steps[:turn]``, oldest first."""
+    before = [episode.initial_observation, *(s.observation for s in episode.steps)]
+    return [(s.action.text, before[t].text) for t, s in enumerate(episode.steps[:turn])]
+
+
+def message_history(messages: Sequence[Message]) -> list[tuple[str, str]]:
+    """:func:`step_history` from a chat ``[system, (user, assistant) * T, user]``: the ``T``
+    earlier actions (user messages), each with the observation before it
+    (:func:`agentworld.core.formats.previous_observation`)."""
+    return [
+        (m["content"], previous_observation(list(messages[:i])))
+        for i, m in enumerate(messages[:-1])
+        if m["role"] == "user"
+    ]
+
+
 def check_domain(episodes: Sequence[Episode], domain: str | None = None) -> None:
     """Fail early when a domain named by ``domain`` or the episodes cannot explain steps.
 
@@ -71,10 +107,14 @@ def domain_rationales(episodes: Sequence[Episode], domain: str | None = None) ->
     out: Rationales = []
     for episode in episodes:
         explain = explainer(domain or episode.domain)
+        history = takes_history(explain)
         previous = episode.initial_observation.state
         rows = []
         for t, step in enumerate(episode.steps):
-            text = clean(str(explain(step, previous)))
+            if history:
+                text = clean(str(explain(step, previous, history=step_history(episode, t))))
+            else:
+                text = clean(str(explain(step, previous)))
             if not text:
                 raise ValueError(
                     f"explain() gave an empty rationale for episode {episode.id} turn {t}"

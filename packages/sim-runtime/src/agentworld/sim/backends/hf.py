@@ -23,6 +23,7 @@ from agentworld.core.formats import (
     transcript_prompt,
 )
 from agentworld.core.protocols import Domain, TextExplainingDomain
+from agentworld.core.rationales import message_history, takes_history
 from agentworld.core.types import Prediction
 from agentworld.sim.backends.model_source import hub_errors, is_hub_source
 from agentworld.sim.beam import BeamSearchEngine
@@ -427,11 +428,18 @@ class HFWorldModel:
 
     def answer_prefix(self, messages: Sequence[Message]) -> list[int]:
         """Token ids ``[prefix_len]`` the simulator writes at the start of the answer: the
-        domain's rationale and the block's opening tag (``[]`` without ``reasoning``)."""
+        domain's rationale and the block's opening tag (``[]`` without ``reasoning``). A domain
+        whose ``explain_text`` takes ``history`` also gets the earlier steps of ``messages``
+        (:func:`agentworld.core.rationales.message_history`)."""
         if self.explain_text is None or self.prompt_format != "chat" or not messages:
             return []
         action = messages[-1]["content"]
-        rationale = self.explain_text(action, previous_observation(list(messages)))
+        if takes_history(self.explain_text):  # the episode's earlier steps, as in training
+            rationale = self.explain_text(
+                action, previous_observation(list(messages)), history=message_history(messages)
+            )
+        else:
+            rationale = self.explain_text(action, previous_observation(list(messages)))
         text = answer_prefix(rationale)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 

@@ -180,15 +180,19 @@ class TerminalDomain:
             return None
         return (1.0, True) if success else (0.0, False)
 
-    def explain(self, step: Step, previous_state: dict[str, Any] | None) -> str:
-        """The state lookup of ``step``: ``ls DIR``, ``cat FILE``, ``cd DIR`` or ``cwd DIR``
+    def explain(
+        self, step: Step, previous_state: dict[str, Any] | None, history: _explain.History = ()
+    ) -> str:
+        """The state lookup of ``step``: ``ls DIR``, ``cat FILE``, ``cd DIR`` or ``cwd DIR``,
+        then the earlier command lines of ``history`` that wrote what it reads
         (:func:`agentworld.domains.terminal.explain.explain`)."""
-        return _explain.explain(step, previous_state)
+        return _explain.explain(step, previous_state, history)
 
-    def explain_text(self, action: str, observation: str) -> str:
-        """The rationale of ``action`` from the previous observation's text, as a simulator
-        writes it before predicting (:func:`agentworld.domains.terminal.explain.explain_text`)."""
-        return _explain.explain_text(action, observation)
+    def explain_text(self, action: str, observation: str, history: _explain.History = ()) -> str:
+        """The rationale of ``action`` from the previous observation's text and the episode's
+        earlier steps, as a simulator writes it before predicting
+        (:func:`agentworld.domains.terminal.explain.explain_text`)."""
+        return _explain.explain_text(action, observation, history)
 
     def describe(self) -> dict[str, str]:
         """Facts for ``agentworld domains``: sandbox, shell, limits, prompt."""

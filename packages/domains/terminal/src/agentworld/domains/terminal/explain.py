@@ -20,17 +20,29 @@ parsed per command: ``head -n 3 FILE`` and ``cat -n FILE`` both read FILE. Comma
 piece restate where they run: ``cd DIR`` gives the new directory (``cd ~/docs``), anything else
 ``cwd ~/docs``.
 
-The rationale depends only on the action and the working directory before it, never on the
-observation, so a simulator can always write it before the observation.
+When earlier steps of the episode wrote what the command reads (a file it names, a directory it
+lists, a variable it expands), the description no longer shows that state: the rationale then
+adds those earlier command lines, one per line after ``$ `` (the latest
+:data:`~agentworld.domains.terminal.episode_writes.MAX_SOURCES`), so that the model reads the
+episode instead of the stale description (:mod:`agentworld.domains.terminal.episode_writes`)::
+
+    cat ~/greet.txt
+    $ echo hello > greet.txt
+
+The rationale depends only on the action, the working directory before it and the earlier
+command lines with the observations before them, never on the step's own observation, so a
+simulator can always write it before the observation.
 """
 
 from __future__ import annotations
 
 import posixpath
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from agentworld.core.types import Step
+from agentworld.domains.terminal.episode_writes import expanded_variables, sources
 from agentworld.domains.terminal.prompt import HOME, absolute_cwd, display_cwd, split_prompt
 
 _FILE_READERS = frozenset(
@@ -106,38 +118,65 @@ def resolve(cwd: str, path: str) -> str:
     return display_cwd(posixpath.normpath(posixpath.join(cwd, absolute_cwd(path))))
 
 
-def explain(step: Step, previous_state: dict[str, Any] | None) -> str:
-    """The state lookup of ``step``: ``ls DIR``, ``cat FILE``, ``cd DIR`` or ``cwd DIR``.
+History = Sequence[tuple[str, str]]
+"""``(command line, observation before it)`` of each earlier step of the episode, oldest first."""
+
+
+def explain(
+    step: Step, previous_state: dict[str, Any] | None, history: History = ()
+) -> str:
+    """The state lookup of ``step``: ``ls DIR``, ``cat FILE``, ``cd DIR`` or ``cwd DIR``, then
+    the earlier command lines that wrote what it reads.
 
     Args:
         step: The transition; only ``step.action.text`` is read.
         previous_state: ``Observation.state`` before the step; its ``cwd`` (absolute) resolves
             relative paths (the home directory when absent).
+        history: The episode's earlier steps (see :data:`History`); empty: the header alone.
 
     Returns:
-        One line: the header, in the initial-state description's syntax, of the piece of state
-        the command reads (see the module docstring).
+        The header, in the initial-state description's syntax, of the piece of state the
+        command reads, then one ``$ COMMAND`` line per earlier writer (see the module docstring).
     """
-    return lookup(step.action.text, (previous_state or {}).get("cwd") or HOME)
+    return lookup(step.action.text, (previous_state or {}).get("cwd") or HOME, history)
 
 
-def explain_text(action: str, observation: str) -> str:
+def explain_text(action: str, observation: str, history: History = ()) -> str:
     """The rationale :func:`explain` gives, written from text alone (what a simulator has).
 
     Args:
         action: The command line.
         observation: The observation before it (the initial one, or the previous step's);
             its prompt line gives the working directory (the home directory without one).
+        history: The episode's earlier steps (see :data:`History`).
 
     Returns:
-        The same line as :func:`explain` for a step whose previous state has that ``cwd``.
+        The same text as :func:`explain` for a step whose previous state has that ``cwd``.
     """
     _, prompt = split_prompt(observation)
-    return lookup(action, absolute_cwd(prompt.cwd) if prompt else HOME)
+    return lookup(action, absolute_cwd(prompt.cwd) if prompt else HOME, history)
 
 
-def lookup(action: str, cwd: str) -> str:
-    """The state lookup of ``action`` run in absolute directory ``cwd`` (see :func:`explain`)."""
+def lookup(action: str, cwd: str, history: History = ()) -> str:
+    """The state lookup of ``action`` run in absolute directory ``cwd`` (see :func:`explain`),
+    with the command lines of ``history`` that wrote what it reads."""
+    header = _header(action, cwd)
+    if not history:
+        return header
+    lexer = shlex.shlex(action, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = [w for w in lexer if w not in _SEPARATORS and not w.startswith("-")]
+    except ValueError:  # unbalanced quotes
+        words = action.split()
+    reads = {absolute_cwd(resolve(cwd, w)) for w in words if w and "$" not in w}
+    kind, _, target = header.partition(" ")
+    lists = {absolute_cwd(target)} if kind == "ls" else set()
+    earlier = sources(reads, lists, expanded_variables(action, history), history)
+    return "\n".join([header, *(f"$ {line}" for line in earlier)])
+
+
+def _header(action: str, cwd: str) -> str:
     words = _first_command(action)
     name, args = (words[0], _operands(words[0], words[1:])) if words else ("", [])
     if name in _PATTERN_FIRST and not _PATTERN_OPTIONS.intersection(words[1:]):
