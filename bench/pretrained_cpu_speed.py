@@ -21,10 +21,12 @@ Variants:
 - ``fp32``: float32, samples padded to the longest in the batch (the shipped SFT collation);
 - ``bf16``: bf16 autocast (``mixed_precision = "bf16"``; native only with AVX512-BF16 / AMX);
 - ``packed``: fp32, the batch's samples concatenated into one row (no padding) with a
-  block-diagonal causal mask, so no token attends across samples;
+  block-diagonal causal mask, so no token attends across samples (``packing = true``);
 - ``freeze``: fp32, embeddings and the lower two thirds of the decoder layers frozen (no
-  gradients, no optimizer state): backward stops at the first trained layer;
-- ``ckpt``: fp32 with gradient checkpointing (activations recomputed in backward);
+  gradients, no optimizer state): backward stops at the first trained layer
+  (``freeze_layers = 20`` for SmolLM2's 30);
+- ``ckpt``: fp32 with gradient checkpointing, activations recomputed in backward
+  (``gradient_checkpointing = true``);
 - ``lora``: fp32, peft LoRA r=8 on the attention and MLP projections (base weights frozen).
 """
 
@@ -36,6 +38,14 @@ import statistics
 import time
 
 import torch
+from agentworld.trainers.training.data import Sample
+from agentworld.trainers.training.speed import (
+    collate_packed,
+    decoder_layers,
+    enable_checkpointing,
+    freeze_lower_layers,
+    pack,
+)
 from transformers import AutoModelForCausalLM, LlamaConfig
 
 VARIANTS = ("fp32", "bf16", "packed", "freeze", "ckpt", "lora")
@@ -94,34 +104,20 @@ def padded(batch: list[list[int]]) -> dict[str, torch.Tensor]:
 
 
 def packed(batch: list[list[int]]) -> dict[str, torch.Tensor]:
-    """One row; a 4-D float mask that is causal within each sample and blocks the others."""
-    ids = torch.tensor([t for row in batch for t in row]).unsqueeze(0)
-    n = ids.shape[1]
-    seg = torch.cat([torch.full((len(r),), i) for i, r in enumerate(batch)])
-    pos = torch.cat([torch.arange(len(r)) for r in batch]).unsqueeze(0)
-    allowed = (seg[:, None] == seg[None, :]) & torch.ones(n, n, dtype=torch.bool).tril()
-    mask = torch.zeros(n, n).masked_fill(~allowed, torch.finfo(torch.float32).min)
-    labels = ids.clone()
-    starts = torch.cumsum(torch.tensor([0] + [len(r) for r in batch[:-1]]), 0)
-    labels[0, starts] = -100  # no sample predicts its first token from the previous sample
-    return {"input_ids": ids, "attention_mask": mask[None, None], "position_ids": pos,
-            "labels": labels}
+    """The trainer's ``packing = true``: one row (block-diagonal causal mask, restarting
+    positions; :mod:`agentworld.trainers.training.speed`)."""
+    samples = [Sample(row, [1] * len(row)) for row in batch]
+    return collate_packed(pack(samples, sum(map(len, batch))), 0)
 
 
 def make(name: str, state: dict[str, torch.Tensor], spec: str | None, layers: int):
     model = base_model(spec, layers)
     model.load_state_dict(state)
     model.train()
-    if name == "freeze":
-        layers = model.model.layers
-        for p in model.model.embed_tokens.parameters():
-            p.requires_grad_(False)
-        for layer in layers[: 2 * len(layers) // 3]:
-            for p in layer.parameters():
-                p.requires_grad_(False)
-    if name == "ckpt":
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        model.config.use_cache = False
+    if name == "freeze":  # the trainer's freeze_layers = 2/3 of the layers
+        freeze_lower_layers(model, 2 * len(decoder_layers(model)) // 3)
+    if name == "ckpt":  # the trainer's gradient_checkpointing = true
+        enable_checkpointing(model)
     if name == "lora":
         from peft import LoraConfig, get_peft_model
 

@@ -63,6 +63,14 @@ class TrainConfig(BaseModel):
         max_grad_norm: Gradient clipping threshold (global L2 norm).
         max_seq_len: Tokens per sequence (CPT block size, SFT window).
         seed: Seeds model init, data order and RNGs: same seed, same loss curve.
+        freeze_layers: Freeze the input embeddings (with tied embeddings, the output head too)
+            and the lowest N decoder layers: no gradients, no optimizer state
+            (:mod:`agentworld.trainers.training.speed`). 0: train everything.
+        gradient_checkpointing: Recompute activations in backward instead of storing them
+            (less memory, about a third more compute).
+        packing: Concatenate samples into rows of ``max_seq_len`` tokens with a
+            block-diagonal causal mask and restarting positions (no padding, no attention
+            across samples) instead of padding each sample to its batch's longest.
         lora: peft LoRA settings (``{r, alpha, dropout, target_modules}``); ``None``: full
             fine-tuning.
         save_every: Checkpoint every N optimizer steps (0 = only at the end).
@@ -104,6 +112,9 @@ class TrainConfig(BaseModel):
     max_grad_norm: float = Field(1.0, gt=0)
     max_seq_len: int = Field(512, ge=8)
     seed: int = 0
+    freeze_layers: int = Field(0, ge=0)
+    gradient_checkpointing: bool = False
+    packing: bool = False
     lora: LoraSettings | None = None
     save_every: int = Field(0, ge=0)
     resume: bool = False

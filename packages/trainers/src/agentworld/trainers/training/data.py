@@ -231,12 +231,18 @@ PAD_MULTIPLE = 64  # tokens; batch widths are rounded up to it
 
 def collate(batch: Sequence[Sample], pad_id: int) -> dict[str, torch.Tensor]:
     """Right-pad a micro-batch: ``input_ids`` and ``labels`` ``[batch, width]`` (labels -100 off-target).
+    Packed rows (:class:`agentworld.trainers.training.speed.Packed`) go to
+    :func:`~agentworld.trainers.training.speed.collate_packed`.
 
     ``width`` is the longest sample rounded up to a multiple of ``PAD_MULTIPLE`` tokens, so
     that a run sees a few dozen distinct shapes instead of hundreds (oneDNN builds and caches
     kernels per shape). No attention mask is returned: with right padding a causal model never
     attends from a real token to a pad, so SDPA can take its fast causal path.
     """
+    if hasattr(batch[0], "lengths"):
+        from agentworld.trainers.training.speed import collate_packed
+
+        return collate_packed(batch, pad_id)  # type: ignore[arg-type]
     width = -(-max(len(s) for s in batch) // PAD_MULTIPLE) * PAD_MULTIPLE
     ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
     labels = torch.full((len(batch), width), IGNORE_INDEX, dtype=torch.long)

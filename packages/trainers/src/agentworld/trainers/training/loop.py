@@ -26,6 +26,7 @@ from agentworld.core.formats import cpt_text, episode_messages
 from agentworld.core.types import Episode
 from agentworld.trainers.training import checkpoint as ckpt
 from agentworld.trainers.training.config import TrainConfig, option_help, validate_config
+from agentworld.trainers.training import speed
 from agentworld.trainers.training.data import Sample, batch_stream, collate, length_batches
 from agentworld.trainers.models.specs import (
     ModelSpecError,
@@ -292,6 +293,8 @@ class BaseTrainer:
         model, tokenizer = load_model(cfg.model, tokenizer, allow_hub=cfg.allow_hub)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
+        if cfg.freeze_layers:
+            speed.freeze_lower_layers(model, cfg.freeze_layers)
         if cfg.lora is not None:
             from peft import LoraConfig, get_peft_model
 
@@ -303,7 +306,11 @@ class BaseTrainer:
                 task_type="CAUSAL_LM",
             )
             model = get_peft_model(model, lora)
+        if cfg.gradient_checkpointing:
+            speed.enable_checkpointing(model)
         data = self.samples(episodes, tokenizer, cfg)
+        if cfg.packing:
+            data = speed.pack(data, cfg.max_seq_len)
         if acc.state.deepspeed_plugin is not None:
             # No dataloader goes through prepare(), so DeepSpeed cannot infer its micro-batch;
             # and DeepSpeed clips gradients itself (clip_grad_norm_ is then a no-op), so it
