@@ -102,11 +102,12 @@ def test_registered_object_plugin_and_unregister():
 
 def test_core_imports_fast_without_torch():
     """The kernel lists plugins without torch or the application's libraries; the CLI on top
-    of it still starts within the same bound."""
-    code = ("import sys, time; t=time.perf_counter(); import agentworld.core.plugins as p;"
-            "p.names('domain'); kernel=time.perf_counter()-t;"
+    of it still starts within the same bound. Measured in CPU seconds of the process (work done,
+    about 1.0 s here), not wall-clock, which a shared, loaded host stretches several-fold."""
+    code = ("import sys, time; t=time.process_time(); import agentworld.core.plugins as p;"
+            "p.names('domain'); kernel=time.process_time()-t;"
             "app=[m for m in ('typer', 'rich', 'matplotlib', 'scipy', 'pyarrow') if m in sys.modules];"
-            "import agentworld.app.cli; cli=time.perf_counter()-t;"
+            "import agentworld.app.cli; cli=time.process_time()-t;"
             "print(kernel, cli, ','.join(app) or '-', 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     kernel, cli, app_modules, torch_loaded = out.stdout.split()
