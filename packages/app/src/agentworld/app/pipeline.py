@@ -31,6 +31,7 @@ from agentworld.core.collect import collect, split
 from agentworld.core.dataformats import read_any_episodes
 from agentworld.core.io import atomic_write, write_episodes
 from agentworld.core.protocols import ConfigurableTrainer
+from agentworld.core.rollout import each, rollout
 
 
 @dataclass
@@ -302,24 +303,26 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
     env = backend.make_env(world_model, domain=domain, max_steps=cfg.max_steps)
     lines = ["# Real vs simulated replays", ""]
     for episode in _episodes(state.heldout_url)[: cfg.episodes]:
-        obs, _ = env.reset(seed=state.seed, options={
-            "task": episode.task, "system_prompt": episode.system_prompt,
-            "initial_observation": episode.initial_observation.text})
+        real = episode.steps[: cfg.max_steps]
+        actions = [step.action.text for step in real]
+        [replay] = rollout(  # the real actions, in order, until the simulated episode ends
+            [env], each(lambda e: actions[e.num_steps] if e.num_steps < len(actions) else None),
+            cfg.max_steps, seeds=[state.seed],
+            options=[{"task": episode.task, "system_prompt": episode.system_prompt,
+                      "initial_observation": episode.initial_observation.text}])
         table = Table(title=Text(f"episode {episode.id[:8]}: {episode.task.instruction if episode.task else ''}"),
                       show_lines=True)
         for column in ("action", "real observation", "simulated observation"):
             table.add_column(column, overflow="fold")
         lines += [f"## Episode {episode.id}", "", f"Task: {episode.task.instruction if episode.task else '-'}", ""]
-        for step in episode.steps[: cfg.max_steps]:
-            sim_obs, _, terminated, truncated, info = env.step(step.action.text)
-            if not info.get("parsed", True):
-                sim_obs = f"[unparsed answer, episode truncated] {info.get('raw', '')}"
+        for step, t in zip(real, replay.transitions):
+            sim_obs = t.observation
+            if not t.info.get("parsed", True):
+                sim_obs = f"[unparsed answer, episode truncated] {t.info.get('raw', '')}"
             table.add_row(*map(Text, (step.action.text, step.observation.text, sim_obs)))
             mark = "same" if sim_obs == step.observation.text else "differs"
             lines += [f"### `{step.action.text}` ({mark})", "", "Real:", "```", step.observation.text, "```",
                       "Simulated:", "```", sim_obs, "```", ""]
-            if terminated or truncated:
-                break
         console.print(table)
     env.close()
     path = f"{state.dir}/replay.md"

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from agentworld.app.commands.root import AllowHub, app, console
 from agentworld.core import plugins
+from agentworld.core.rollout import start_episode, step_episode, text_of
 
 
 def _domain_for(model: str, explicit: str | None) -> str:
@@ -93,20 +94,20 @@ def simulate_cmd(
     env = sim.make_env(world_model, domain=env_domain)
     real = env_domain.make_env()
     try:
-        initial, _ = real.reset(seed=task_seed, options={"task": task})
+        initial = start_episode(real, task=task, seed=task_seed).initial_observation
     finally:
         real.close()
-    obs, _ = env.reset(options={"task": task, "system_prompt": env_domain.system_prompt(task),
-                                "initial_observation": initial.text})
+    episode = start_episode(env, options={"task": task, "system_prompt": env_domain.system_prompt(task),
+                                          "initial_observation": text_of(initial)})
     console.print(f"[bold]task:[/bold] {escape(task.instruction)}\n(simulated; Ctrl-D to quit)")
-    sys.stdout.write(obs)
+    sys.stdout.write(episode.initial_observation)
     sys.stdout.flush()
     for line in sys.stdin:
-        obs, _, terminated, truncated, info = env.step(line.rstrip("\n"))
-        shown = obs if info.get("parsed", True) else f"[unparsed answer] {info.get('raw', '')}\n"
+        t = step_episode(env, episode, line.rstrip("\n"))
+        shown = t.observation if t.info.get("parsed", True) else f"[unparsed answer] {t.info.get('raw', '')}\n"
         # A terminal observation ends in its prompt; any other ends its line here.
         sys.stdout.write(shown if shown.endswith((" ", "\n")) else shown + "\n")
         sys.stdout.flush()
-        if terminated or truncated:
+        if episode.done:
             console.print("\n[episode ended]", markup=False)
             break
