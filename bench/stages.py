@@ -125,7 +125,7 @@ def main() -> None:
           f"{len(items)} held-out transitions", flush=True)
     table = {}
     from agentworld.trainers.models.tokenizer import train_tokenizer
-    from agentworld.trainers.training.loop import corpus_texts
+    from agentworld.trainers.training.base import corpus_texts
 
     tok = train_tokenizer(corpus_texts(train_eps), 3072, out / "tokenizer")
     torch.manual_seed(a.seed)

@@ -44,7 +44,7 @@ from agentworld.core.types import Action, Episode, Observation, Task
 from agentworld.sim.engine import PagedEngine
 from agentworld.sim.prompts import fit_prompt
 from agentworld.sim.sampling import SamplingParams
-from agentworld.trainers.training.loop import corpus_texts
+from agentworld.trainers.training.base import corpus_texts
 from agentworld.trainers.models.specs import load_model
 from agentworld.trainers.agents.policy_data import clean_action, history_messages, policy_pair
 from agentworld.trainers.agents.policy_sft import PolicySftTrainer

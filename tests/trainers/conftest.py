@@ -60,7 +60,7 @@ def corpus() -> list[Episode]:
 @pytest.fixture(scope="session")
 def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory, corpus: list[Episode]) -> Path:
     """A 400-token BPE tokenizer trained on ``corpus``, saved to a directory."""
-    from agentworld.trainers.training.loop import corpus_texts
+    from agentworld.trainers.training.base import corpus_texts
     from agentworld.trainers.models.tokenizer import train_tokenizer
 
     out = tmp_path_factory.mktemp("tok")

@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 from agentworld.trainers.training.config import TrainConfig
-from agentworld.trainers.training.loop import _accelerator, time_is_up
+from agentworld.trainers.training.loop import time_is_up
+from agentworld.trainers.training.setup import make_accelerator
 
 out = Path(sys.argv[1])
-acc = _accelerator(TrainConfig(model="tiny-test", output_dir=str(out)))
+acc = make_accelerator(TrainConfig(model="tiny-test", output_dir=str(out)))
 rank = acc.process_index
 answers = [time_is_up(acc, 10.0, 5.0 + 10.0 * rank), time_is_up(acc, 10.0, 1.0),
            time_is_up(acc, None, 99.0)]  # fmt: skip

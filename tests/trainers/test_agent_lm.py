@@ -19,7 +19,7 @@ from agentworld.trainers.agents.lm.data import (
 )
 from agentworld.trainers.agents.lm.rollout import AgentRollouts
 from agentworld.trainers.models.specs import load_model
-from agentworld.trainers.world_model.rl import answer_logprobs
+from agentworld.trainers.training.grpo_loop import answer_logprobs
 from chatml import chatml_tokenizer
 from pydantic import ValidationError
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -323,3 +323,53 @@ def test_simulated_env_gets_text_actions_and_malformed_answers_end_episodes(tok_
     [record] = metrics(out)
     assert record["episode_len"] == 1.0 and record["truncated"] == 1.0
     assert record["parse_failures"] == 4
+
+
+def test_a_rerun_is_refused_unless_resume_or_overwrite(tok_dir, tmp_path):
+    """``agentworld train agent --set policy=lm`` follows the world-model stages' rule: an
+    ``output_dir`` holding a checkpoint is refused before anything loads."""
+    from agentworld.trainers.agents.trainer import AgentTrainer
+    from agentworld.trainers.training.setup import OutputDirError
+
+    out = tmp_path / "taken"
+    (out / "trainer_state").mkdir(parents=True)
+    (out / "trainer_state" / "state.json").write_text('{"step": 3}')
+    with pytest.raises(OutputDirError, match="holds a checkpoint of step 3.*resume=true.*overwrite=true"):
+        train_lm_agent(SayWordEnv, TASKS, options(tok_dir, out))
+    cli = {"policy": "lm", "env": "real:frozenlake-4x4", "model": "tiny-test",
+           "tokenizer": str(tok_dir), "output_dir": str(out)}  # fmt: skip
+    with pytest.raises(OutputDirError, match="holds a checkpoint of step 3"):
+        AgentTrainer().train([], cli)
+    assert sorted(p.name for p in out.iterdir()) == ["trainer_state"]  # left as it was
+    small = {"steps": 1, "tasks_per_step": 1, "group_size": 2, "beta": 0.0, "overwrite": True}
+    train_lm_agent(SayWordEnv, TASKS, options(tok_dir, out, **small))
+    assert json.loads((out / "trainer_state" / "state.json").read_text())["step"] == 1
+    assert [r["step"] for r in metrics(out)] == [1]
+
+
+class FailingEnv(SayWordEnv):
+    """Fails on its second reset: after one optimizer step."""
+
+    def reset(self, *, seed=None, options=None):
+        self.resets = getattr(self, "resets", 0) + 1
+        if self.resets == 2:
+            raise RuntimeError("environment crashed")
+        return super().reset(seed=seed, options=options)
+
+
+def test_a_failed_run_removes_the_output_dir_it_created(tok_dir, tmp_path):
+    small = {"steps": 3, "tasks_per_step": 1, "group_size": 2, "beta": 0.0}
+    out = tmp_path / "failed"
+    with pytest.raises(RuntimeError, match="environment crashed"):
+        train_lm_agent(FailingEnv, TASKS, options(tok_dir, out, **small))
+    assert not out.exists()
+    # A checkpoint to resume from is kept (step 1 saved before the crash) ...
+    with pytest.raises(RuntimeError, match="environment crashed"):
+        train_lm_agent(FailingEnv, TASKS, options(tok_dir, out, **small | {"save_every": 1}))
+    assert json.loads((out / "trainer_state" / "state.json").read_text())["step"] == 1
+    # ... and so is a directory the run did not create.
+    kept = tmp_path / "mine"
+    kept.mkdir()
+    with pytest.raises(RuntimeError, match="environment crashed"):
+        train_lm_agent(FailingEnv, TASKS, options(tok_dir, kept, **small))
+    assert kept.is_dir()

@@ -14,7 +14,9 @@ from agentworld.sim.backends.hf import HFWorldModel
 from agentworld.sim.sampling import SamplingParams
 from agentworld.trainers.training import grpo
 from agentworld.trainers.models.specs import ModelSpecError, load_model
-from agentworld.trainers.world_model.rl import RlTrainer, answer_batch, answer_logprobs
+from agentworld.trainers.training.grpo_loop import answer_logprobs
+from agentworld.trainers.world_model.rl import RlTrainer
+from agentworld.trainers.world_model.rl_loop import answer_batch
 from agentworld.trainers.world_model.rl_data import build_prompts, chat_render, generate_groups
 from test_trainers_tracking import scalars
 from transformers import AutoModelForCausalLM, AutoTokenizer

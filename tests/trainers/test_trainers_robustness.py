@@ -14,7 +14,8 @@ from agentworld.core.types import Observation, Step
 from agentworld.sim.backends.hf import DamagedCheckpointError
 from agentworld.trainers.training import checkpoint as ckpt
 from agentworld.trainers.training.config import TrainConfig
-from agentworld.trainers.training.loop import OutputDirError, corpus_texts
+from agentworld.trainers.training.base import corpus_texts
+from agentworld.trainers.training.setup import OutputDirError
 from agentworld.trainers.models.specs import ModelSpecError, check_model_spec, load_model
 from agentworld.trainers.training.progress import Reporter
 from agentworld.trainers.world_model.sft import SftTrainer

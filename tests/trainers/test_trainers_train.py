@@ -12,7 +12,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from agentworld.core import plugins
 from agentworld.trainers.world_model.cpt import CptTrainer
 from agentworld.trainers.training.data import collate, sft_samples
-from agentworld.trainers.training.loop import resolve_mixed_precision
+from agentworld.trainers.training.setup import resolve_mixed_precision
 from agentworld.trainers.models.specs import PRESETS, ModelSpecError, load_model
 from agentworld.trainers.world_model.sft import SftTrainer
 

@@ -1,6 +1,6 @@
 """The ``policy_sft`` stage: behaviour cloning of an agent policy from expert episodes.
 
-Same loop as the world-model ``sft`` stage (:class:`~agentworld.trainers.training.loop.BaseTrainer`:
+Same loop as the world-model ``sft`` stage (:class:`~agentworld.trainers.training.base.BaseTrainer`:
 AdamW, warm-up + cosine, accelerate, checkpoints, resume), other data: each episode is
 rendered from the agent's side (:mod:`agentworld.trainers.agents.policy_data`) and the loss covers
 the actions only. Starting from a world-model checkpoint instead of a fresh model is the
@@ -18,7 +18,7 @@ from transformers import PreTrainedTokenizerBase
 from agentworld.core.types import Episode
 from agentworld.trainers.training.config import TrainConfig
 from agentworld.trainers.training.data import Sample
-from agentworld.trainers.training.loop import BaseTrainer
+from agentworld.trainers.training.base import BaseTrainer
 from agentworld.trainers.agents.policy_data import AGENT_PROMPT, policy_samples
 
 

@@ -488,10 +488,11 @@ def _train_lm(config: dict[str, Any]) -> str:
 
     Raises:
         RuntimeError: ``agentworld.trainers.agents.lm.trainer`` is not installed.
-        ValueError: a bad ``env``, a non-trivial ``mix`` (Q-learning only) or no domain.
+        ValueError: a bad ``env``, a non-trivial ``mix`` (Q-learning only) or no domain; bad
+            LM options or a taken ``output_dir`` (``check_lm_agent``), before anything loads.
     """
     try:
-        from agentworld.trainers.agents.lm.trainer import train_lm_agent
+        from agentworld.trainers.agents.lm.trainer import check_lm_agent, train_lm_agent
     except ImportError as e:
         raise RuntimeError(
             "policy='lm' needs the LM-policy GRPO trainer (agentworld.trainers.agents.lm.trainer), "
@@ -502,7 +503,8 @@ def _train_lm(config: dict[str, Any]) -> str:
     spec = parse_env_spec(str(opts.get("env", "")))
     if opts.get("mix") not in (None, 1.0 if spec.kind is Source.REAL else 0.0):
         raise ValueError("--mix (real/simulated episode mix) is supported for policy='q-learning'")
-    seed = int(rest.get("seed", 0))
+    cfg = check_lm_agent(rest)  # bad options and a taken output_dir fail before any loading
+    seed = cfg.seed
     if spec.kind is Source.REAL:
         domain = plugins.get_domain(spec.target)
         env_factory: Callable[[], Any] = domain.make_env
@@ -536,4 +538,4 @@ def _train_lm(config: dict[str, Any]) -> str:
             )
 
     tasks = list(domain.tasks().sample(int(opts.get("num_tasks", 64)), seed=seed))
-    return train_lm_agent(env_factory, tasks, rest)
+    return train_lm_agent(env_factory, tasks, cfg)

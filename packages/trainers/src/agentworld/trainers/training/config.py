@@ -83,7 +83,7 @@ class TrainConfig(BaseModel):
             ``None`` takes it from ``accelerate launch`` / its config file (``"no"`` when not launched);
             ``"auto"`` is ``"bf16"`` where the hardware computes bf16 natively (a CUDA GPU
             with bf16, or a CPU with AVX512-BF16 or AMX; measured by ``bench/train_step.py``)
-            and ``"no"`` elsewhere (emulated bf16 is slower than fp32). See :func:`agentworld.trainers.training.loop.resolve_mixed_precision`.
+            and ``"no"`` elsewhere (emulated bf16 is slower than fp32). See :func:`agentworld.trainers.training.setup.resolve_mixed_precision`.
         progress: Show a rich progress bar; ``None`` (the default): only when standard
             output is a terminal.
         report_to: accelerate tracker names (``"tensorboard"``, ``"wandb"``, ``"trackio"``, ...)

@@ -179,7 +179,7 @@ def micro_batch_loss(
             whatever ``logprobs_of`` reads.
         advantages: ``[batch]`` one advantage per row.
         logprobs_of: ``(model, batch) -> [batch, seq_len]`` log-probabilities of the taken
-            tokens (e.g. :func:`agentworld.trainers.world_model.rl.answer_logprobs`).
+            tokens (e.g. :func:`agentworld.trainers.training.grpo_loop.answer_logprobs`).
         reference: Reference model, or ``None``.
         unwrapped: The policy without accelerate's wrapper (a peft model under LoRA).
         clip_eps: PPO clip range.

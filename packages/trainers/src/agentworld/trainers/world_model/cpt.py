@@ -10,7 +10,7 @@ from transformers import PreTrainedTokenizerBase
 from agentworld.core.types import Episode
 from agentworld.trainers.training.config import CptConfig, TrainConfig
 from agentworld.trainers.training.data import Sample, cpt_blocks
-from agentworld.trainers.training.loop import BaseTrainer
+from agentworld.trainers.training.base import BaseTrainer
 
 
 class CptTrainer(BaseTrainer):

@@ -11,7 +11,7 @@ from agentworld.core.types import Episode
 from agentworld.trainers.world_model import reasoning
 from agentworld.trainers.training.config import SftConfig, TrainConfig
 from agentworld.trainers.training.data import Sample, sft_samples
-from agentworld.trainers.training.loop import BaseTrainer
+from agentworld.trainers.training.base import BaseTrainer
 
 
 class SftTrainer(BaseTrainer):

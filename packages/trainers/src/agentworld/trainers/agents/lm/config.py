@@ -36,6 +36,8 @@ class LmAgentConfig(BaseModel):
         seed: Seeds model init, task order, reset and sampling seeds.
         save_every: Checkpoint every N steps (0: only at the end).
         resume: Continue from ``output_dir/trainer_state`` when it exists.
+        overwrite: Replace a checkpoint already in ``output_dir``. With neither ``resume``
+            nor ``overwrite``, a run refuses an ``output_dir`` that holds one.
         log_every: Write a metrics record every N steps.
         agent_prompt: Appended to the task instruction in the system message.
         action_type: What ``env.step`` receives (see :class:`AgentRollouts`).
@@ -75,6 +77,7 @@ class LmAgentConfig(BaseModel):
     seed: int = 0
     save_every: int = Field(0, ge=0)
     resume: bool = False
+    overwrite: bool = False
     log_every: int = Field(1, ge=1)
     agent_prompt: str = AGENT_PROMPT
     action_type: ActionType = "auto"

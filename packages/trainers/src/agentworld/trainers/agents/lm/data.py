@@ -210,7 +210,7 @@ def episode_batch(
     trajectories: Sequence[Trajectory], pad_id: int, device: torch.device
 ) -> dict[str, torch.Tensor]:
     """Right-padded transcripts and the index of every action token, for
-    :func:`agentworld.trainers.world_model.rl.answer_logprobs` and :func:`agentworld.trainers.training.grpo.grpo_loss`.
+    :func:`agentworld.trainers.training.grpo_loop.answer_logprobs` and :func:`agentworld.trainers.training.grpo.grpo_loss`.
 
     Args:
         trajectories: ``[n]`` finished episodes, each with at least one action token.

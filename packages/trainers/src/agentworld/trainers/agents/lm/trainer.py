@@ -9,6 +9,9 @@ give the advantage to every action token of the episode; observation, system and
 tokens are masked out of the loss. The loss is the token-level clipped surrogate with a k3
 KL to the frozen starting policy (:mod:`agentworld.trainers.training.grpo`, shared with the ``rl``
 stage). After the update the engine's KV cache is dropped (new model version as hash salt).
+The step is :class:`AgentLoop` on the GRPO loop shared with the ``rl`` stage
+(:class:`~agentworld.trainers.training.grpo_loop.GrpoLoop`), so checkpoints, resume, the time
+budget, the metrics log and the output-directory rules are the world-model stages' own.
 
 The environment may be real or simulated (``SimEnv``): anything with
 ``reset(*, seed, options) -> (obs, info)`` and ``step(action) -> (obs, reward, terminated,
@@ -18,7 +21,6 @@ truncated, info)``; observations are ``Observation`` objects or strings.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,8 @@ import torch
 from accelerate import Accelerator
 from accelerate.utils import set_seed
 from agentworld.core.types import Task
-from agentworld.trainers.training import checkpoint as ckpt
-from agentworld.trainers.training import grpo
+from transformers import AutoTokenizer
+
 from agentworld.trainers.agents.lm.config import LmAgentConfig
 from agentworld.trainers.agents.lm.data import (
     EpisodeStatus,
@@ -38,24 +40,49 @@ from agentworld.trainers.agents.lm.data import (
     pick_tasks,
 )
 from agentworld.trainers.agents.lm.rollout import AgentRollouts
-from agentworld.trainers.training.config import validate_config
-from agentworld.trainers.training.loop import lr_factor, time_is_up
 from agentworld.trainers.models.specs import (
     TOKENIZER_FILES,
     ModelSpecError,
     has_tokenizer,
     is_checkpoint_dir,
-    load_model,
 )
-from agentworld.trainers.training.progress import Reporter
-from agentworld.trainers.world_model.rl import _reference_model, answer_logprobs
+from agentworld.trainers.training.config import validate_config
+from agentworld.trainers.training.grpo_loop import GrpoLoop, GrpoStep
+from agentworld.trainers.training.setup import (
+    check_output_dir,
+    load_policy,
+    make_optimizer,
+    output_dir_guard,
+    prepare_output_dir,
+    restore,
+)
 from agentworld.trainers.world_model.rl_data import request_seeds
-from transformers import AutoTokenizer
 
 METRICS = "metrics.jsonl"
 STAGE = "agent-lm"
 
-__all__ = ["LmAgentConfig", "train_lm_agent"]
+__all__ = ["LmAgentConfig", "check_lm_agent", "train_lm_agent"]
+
+
+def check_lm_agent(config: LmAgentConfig | dict[str, Any]) -> LmAgentConfig:
+    """Validate ``config`` and its ``output_dir`` before anything loads; returns the config.
+
+    Raises:
+        agentworld.trainers.training.config.ConfigError: invalid ``config`` (unknown keys named,
+            valid ones listed).
+        agentworld.trainers.models.specs.ModelSpecError: a checkpoint directory without a
+            tokenizer and no ``tokenizer`` given.
+        agentworld.trainers.training.setup.OutputDirError: ``output_dir`` is a file, or holds
+            a checkpoint and neither ``resume`` nor ``overwrite`` is set.
+    """
+    cfg = config if isinstance(config, LmAgentConfig) else validate_config(LmAgentConfig, config)
+    if is_checkpoint_dir(cfg.model) and cfg.tokenizer is None and not has_tokenizer(cfg.model):
+        raise ModelSpecError(
+            f"model directory {cfg.model!r} has no tokenizer (none of "
+            f"{', '.join(TOKENIZER_FILES)}); save one next to the model or set tokenizer=<dir>"
+        )
+    check_output_dir(cfg)
+    return cfg
 
 
 def train_lm_agent(
@@ -72,7 +99,10 @@ def train_lm_agent(
     action_tokens (this step), truncated (fraction of episodes the environment did not
     terminate: truncated, out of turns or of context), parse_failures, prefix_hit_rate, rollout_s,
     update_s, tokens_per_s (sampled tokens per rollout second), episodes, env_steps,
-    elapsed_s``) and ``trainer_state/`` for resume.
+    elapsed_s``) and ``trainer_state/`` for resume. As in the world-model stages, an
+    ``output_dir`` holding a checkpoint is refused unless ``resume`` or ``overwrite`` is set,
+    and a run that fails removes the ``output_dir`` it created unless a checkpoint to resume
+    was saved there.
 
     Args:
         env_factory: Makes one environment; called ``tasks_per_step * group_size`` times
@@ -87,96 +117,77 @@ def train_lm_agent(
             leaves no room for an action; more than one accelerate process.
         agentworld.trainers.models.specs.ModelSpecError: unknown preset, missing model path, or
             a checkpoint directory without a tokenizer and no ``tokenizer`` given.
+        agentworld.trainers.training.setup.OutputDirError: see :func:`check_lm_agent`.
         RuntimeError: the engine failed a policy request (e.g. ``engine_options`` too small).
     """
-    cfg = config if isinstance(config, LmAgentConfig) else validate_config(LmAgentConfig, config)
+    cfg = check_lm_agent(config)
     tasks = list(tasks)
     if not tasks:
         raise ValueError("train_lm_agent needs at least one task, got none")
-    if is_checkpoint_dir(cfg.model) and cfg.tokenizer is None and not has_tokenizer(cfg.model):
-        raise ModelSpecError(
-            f"model directory {cfg.model!r} has no tokenizer (none of "
-            f"{', '.join(TOKENIZER_FILES)}); save one next to the model or set tokenizer=<dir>"
-        )
+    out = Path(cfg.output_dir)
+    with output_dir_guard(out):
+        return _train(env_factory, tasks, cfg, out, progress)
+
+
+def _train(
+    env_factory: Callable[[], Any],
+    tasks: list[Task],
+    cfg: LmAgentConfig,
+    out: Path,
+    progress: Callable[[dict[str, Any]], None] | None,
+) -> str:
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    state_dir = ckpt.find_state(out) if cfg.resume else None
+    state_dir = prepare_output_dir(cfg)
     tokenizer = None
     if state_dir is not None and (out / "tokenizer_config.json").is_file():
         tokenizer = AutoTokenizer.from_pretrained(str(out))
     elif cfg.tokenizer is not None:
         tokenizer = AutoTokenizer.from_pretrained(cfg.tokenizer)
     set_seed(cfg.seed)
-    model, tokenizer = load_model(cfg.model, tokenizer, allow_hub=cfg.allow_hub)
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    model, tokenizer = load_policy(cfg, tokenizer)
     if not tokenizer.chat_template:
         raise ValueError("the policy's tokenizer has no chat template (ChatML expected)")
-    if cfg.lora is not None:
-        from peft import LoraConfig, get_peft_model
-
-        model = get_peft_model(
-            model,
-            LoraConfig(
-                r=cfg.lora.r,
-                lora_alpha=cfg.lora.alpha,
-                lora_dropout=cfg.lora.dropout,
-                target_modules=cfg.lora.target_modules,
-                task_type="CAUSAL_LM",
-            ),
-        )
     acc = Accelerator()
     if acc.num_processes > 1:
         raise ValueError("train_lm_agent runs on one process (rollouts are not sharded yet)")
-    decay = [p for p in model.parameters() if p.requires_grad and p.ndim >= 2]
-    rest = [p for p in model.parameters() if p.requires_grad and p.ndim < 2]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": rest}]
-    opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95), weight_decay=0.0)
-    model, opt = acc.prepare(model, opt)
+    model, opt = acc.prepare(model, make_optimizer(model, cfg))
     counters: dict[str, Any] = {"step": 0, "episodes": 0, "env_steps": 0, "elapsed_s": 0.0}
-    if state_dir is not None:
-        counters.update(ckpt.load_state(acc, state_dir))
-        ckpt.truncate_log(out, counters["step"], METRICS)
-    elif (out / METRICS).exists():
-        (out / METRICS).unlink()
+    restore(acc, out, state_dir, counters, METRICS)
     envs = [env_factory() for _ in range(cfg.tasks_per_step * cfg.group_size)]
     try:
-        _Run(acc, model, opt, tokenizer, envs, tasks, cfg, out, counters, progress).loop()
+        AgentLoop(
+            acc, model, opt, tokenizer, cfg, out, counters, cfg.steps, stage=STAGE,  # type: ignore[arg-type]
+            envs=envs, tasks=tasks, progress=progress,
+        ).run()  # fmt: skip
     finally:
         for env in envs:
             env.close()
     return str(out)
 
 
-class _Run:
-    """One training run's state: the rollout machinery, the reference, the counters."""
+class AgentLoop(GrpoLoop):
+    """GRPO over whole episodes: ``tasks_per_step`` tasks a step, ``group_size`` episodes of
+    each from the same initial state, each episode's return its reward, every action token
+    of an episode trained with its advantage."""
+
+    log_name = METRICS
+    version_prefix = "agent-step"
 
     def __init__(
         self,
-        acc: Accelerator,
-        model: Any,
-        opt: Any,
-        tokenizer: Any,
+        *args: Any,
         envs: list[Any],
         tasks: list[Task],
-        cfg: LmAgentConfig,
-        out: Path,
-        counters: dict[str, Any],
         progress: Callable[[dict[str, Any]], None] | None,
-    ):
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
         from agentworld.sim.backends.hf import HFWorldModel
 
-        self.acc, self.model, self.opt, self.tokenizer = acc, model, opt, tokenizer
-        self.tasks, self.cfg, self.out, self.c, self.progress = tasks, cfg, out, counters, progress
-        self.unwrapped = acc.unwrap_model(model)
-        lora = cfg.lora is not None
-        policy = self.unwrapped.get_base_model() if lora else self.unwrapped
-        self.reference = None
-        if cfg.beta > 0 and not lora:
-            self.reference = _reference_model(cfg, tokenizer, acc.device)  # type: ignore[arg-type]
-        context = getattr(policy.config.get_text_config(), "max_position_embeddings", None)
+        cfg, tokenizer = self.cfg, self.tokenizer
+        self.tasks, self.progress = tasks, progress
+        context = self.context_length()
         self.max_seq_len = min(cfg.max_seq_len, context or cfg.max_seq_len)
         if cfg.max_action_tokens >= self.max_seq_len:
             raise ValueError(
@@ -190,10 +201,12 @@ class _Run:
             "max_num_batched_tokens": max(512, self.max_seq_len),
         } | dict(cfg.engine_options)
         self.world_model = HFWorldModel(
-            policy, tokenizer, max_new_tokens=cfg.max_action_tokens, engine_options=engine_options
-        )
+            self.policy, tokenizer, max_new_tokens=cfg.max_action_tokens,
+            engine_options=engine_options,
+        )  # fmt: skip
+        self.engine = self.world_model.engine
         self.rollouts = AgentRollouts(
-            self.world_model.engine,  # type: ignore[arg-type]
+            self.engine,
             tokenizer,
             self.world_model.stop_ids,
             envs,
@@ -210,131 +223,61 @@ class _Run:
         )
         self.pad_id = tokenizer.pad_token_id
 
-    def loop(self) -> None:
-        cfg, c = self.cfg, self.c
-        reporter = Reporter(cfg, cfg.steps, start=c["step"])  # type: ignore[arg-type]
-        start, base_elapsed = time.perf_counter(), c["elapsed_s"]
-
-        def elapsed() -> float:
-            return base_elapsed + time.perf_counter() - start
-
-        def finished() -> bool:
-            return time_is_up(self.acc, cfg.time_budget_s, elapsed()) or c["step"] >= cfg.steps
-
-        done = finished()
-        while not done:
-            for group in self.opt.param_groups:
-                group["lr"] = cfg.lr * lr_factor(cfg, c["step"], cfg.steps, elapsed())  # type: ignore[arg-type]
-            t0 = time.perf_counter()
-            trajectories, hit_rate = self._rollout(c["step"])
-            t1 = time.perf_counter()
-            sums = self._update(trajectories)
-            t2 = time.perf_counter()
-            c["step"] += 1
-            c["episodes"] += len(trajectories)
-            c["env_steps"] += sum(t.num_turns for t in trajectories)
-            c["elapsed_s"] = elapsed()
-            done = finished()
-            record = self._record(trajectories, sums, hit_rate, t1 - t0, t2 - t1)
-            if c["step"] % cfg.log_every == 0 or done:
-                ckpt.append_log(self.out, record, METRICS)
-                reporter.log(record)
-                if self.progress is not None:
-                    self.progress(record)
-                if cfg.console:
-                    line = (
-                        f"agent-lm step {c['step']}: return {record['return']:.3f}  success "
-                        f"{record['success_rate']:.2f}  kl {record['kl']:.4f}  len "
-                        f"{record['episode_len']:.2f}  action tokens {record['action_tokens']}"
-                    )
-                    if reporter.bar is not None:
-                        reporter.info(line)
-                    else:
-                        print(line, flush=True)
-            reporter.advance(c["step"])
-            if cfg.save_every and c["step"] % cfg.save_every == 0 and not done:
-                self._save()
-        reporter.close()
-        self._save()
-
-    def _rollout(self, step: int) -> tuple[list[Trajectory], float]:
-        """The step's episodes and the engine's prefix hit rate over them."""
-        cfg = self.cfg
+    def generate(self) -> list[Trajectory]:
+        cfg, step = self.cfg, self.c["step"]
         picked = pick_tasks(len(self.tasks), cfg.tasks_per_step, step, cfg.seed)
         n = len(picked) * cfg.group_size
         reset_seeds = group_seeds(len(picked), step, cfg.seed)
         sample_seeds = request_seeds(cfg.seed, step, n * cfg.max_turns)
-        self.model.eval()
-        engine = self.world_model.engine
-        before = engine.call(lambda e: e.stats).result()  # type: ignore[attr-defined]
-        trajectories = self.rollouts.run(
+        return self.rollouts.run(
             [self.tasks[i] for i in picked], reset_seeds, sample_seeds, tag=f"agent{step}"
         )
-        after = engine.call(lambda e: e.stats).result()  # type: ignore[attr-defined]
-        queried = after.num_prompt_tokens - before.num_prompt_tokens
-        cached = after.num_cached_tokens - before.num_cached_tokens
-        return trajectories, cached / queried if queried else 0.0
 
-    def _update(self, trajectories: list[Trajectory]) -> dict[str, float]:
-        """One optimizer step on the episodes; returns loss and KL/clip/ratio token sums."""
-        cfg, acc = self.cfg, self.acc
-        returns = torch.tensor([t.episode_return for t in trajectories])
-        advantages = grpo.group_advantages(returns, cfg.group_size)
-        num_tokens = sum(t.num_action_tokens for t in trajectories)
-        self.model.train()
+    def score(self, rows: list[Trajectory]) -> tuple[list[float], dict[str, Any]]:
+        return [t.episode_return for t in rows], {}
 
-        def loss_of(part: slice) -> grpo.LossParts:
-            return grpo.micro_batch_loss(
-                self.model, episode_batch(trajectories[part], self.pad_id, acc.device),
-                advantages[part], logprobs_of=answer_logprobs, reference=self.reference,
-                unwrapped=self.unwrapped, clip_eps=cfg.clip_eps, beta=cfg.beta,
-                num_tokens=num_tokens,
-            )
+    def num_tokens(self, rows: list[Trajectory]) -> int:
+        return sum(t.num_action_tokens for t in rows)
 
-        sums = grpo.optimizer_step(acc, self.model, self.opt, len(trajectories), cfg.grad_accum,
-                                   cfg.max_grad_norm, loss_of)
-        sums["tokens"] = num_tokens
-        # The cached KV came from the old weights: a new model version, a new hash salt.
-        version = f"{cfg.seed}-agent-step{self.c['step'] + 1}"
-        self.world_model.engine.call(lambda e: e.reset_prefix_cache(version)).result()  # type: ignore[attr-defined]
-        return sums
+    def batch(self, rows: list[Trajectory]) -> dict[str, torch.Tensor]:
+        return episode_batch(rows, self.pad_id, self.acc.device)
 
-    def _record(
-        self,
-        trajectories: list[Trajectory],
-        sums: dict[str, float],
-        hit_rate: float,
-        rollout_s: float,
-        update_s: float,
-    ) -> dict[str, Any]:
-        n, tokens = len(trajectories), int(sums["tokens"])
-        returns = [t.episode_return for t in trajectories]
+    def metrics(self, step: GrpoStep) -> dict[str, Any]:
+        trajectories, c = step.rows, self.c
+        c["episodes"] += len(trajectories)
+        c["env_steps"] += sum(t.num_turns for t in trajectories)
+        n, tokens = len(trajectories), step.num_tokens
+        returns = step.rewards
         mean = sum(returns) / n
         return {
-            "step": self.c["step"],
-            "loss": sums["loss"],
-            "lr": self.opt.param_groups[0]["lr"],
+            "loss": step.sums["loss"],
             "return": mean,
             "return_std": math.sqrt(sum((r - mean) ** 2 for r in returns) / n),
             "success_rate": sum(t.succeeded for t in trajectories) / n,
-            "kl": sums["kl"] / tokens,
-            "clip_frac": sums["clipped"] / tokens,
-            "ratio": sums["ratio"] / tokens,
+            **step.per_token(),
             "episode_len": sum(t.num_turns for t in trajectories) / n,
             "action_tokens": tokens,
             "truncated": sum(t.status is not EpisodeStatus.TERMINATED for t in trajectories) / n,
             "parse_failures": sum(t.parse_failures for t in trajectories),
-            "prefix_hit_rate": hit_rate,
-            "rollout_s": round(rollout_s, 3),
-            "update_s": round(update_s, 3),
-            "tokens_per_s": tokens / max(rollout_s, 1e-9),
-            "episodes": self.c["episodes"],
-            "env_steps": self.c["env_steps"],
-            "elapsed_s": round(self.c["elapsed_s"], 3),
+            "prefix_hit_rate": step.hit_rate,
+            "rollout_s": round(step.rollout_s, 3),
+            "update_s": round(step.update_s, 3),
+            "tokens_per_s": tokens / max(step.rollout_s, 1e-9),
+            "episodes": c["episodes"],
+            "env_steps": c["env_steps"],
         }
 
-    def _save(self) -> None:
-        is_lora = self.cfg.lora is not None
-        ckpt.export_model(self.unwrapped, self.tokenizer, self.out, is_lora=is_lora)
-        state = {**self.c, "stage": STAGE, "seed": self.cfg.seed}
-        ckpt.save_state(self.acc, self.out, state)
+    def on_log(self, record: dict[str, Any]) -> None:
+        if self.progress is not None:
+            self.progress(record)
+        if self.cfg.console:
+            line = (
+                f"agent-lm step {record['step']}: return {record['return']:.3f}  success "
+                f"{record['success_rate']:.2f}  kl {record['kl']:.4f}  len "
+                f"{record['episode_len']:.2f}  action tokens {record['action_tokens']}"
+            )
+            assert self.reporter is not None
+            if self.reporter.bar is not None:
+                self.reporter.info(line)
+            else:
+                print(line, flush=True)
