@@ -135,7 +135,8 @@ def test_key_lines_abstract_the_state_and_round_trip(tmp_path):
 
 
 def test_optimistic_initial_values_and_warm_start(tmp_path):
-    from agentworld.trainers.agents.trainer import AgentConfig, make_agent, train_q_learning
+    from agentworld.trainers.agents.config import AgentConfig
+    from agentworld.trainers.agents.dyna import make_agent, train_q_learning
 
     common = {
         "env": "real:frozenlake-8x8",

@@ -103,10 +103,13 @@ class SupervisedLoop(TrainLoop):
 
     def describe(self) -> str:
         params = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
-        budget = f"until the {self.cfg.time_budget_s:g} s time budget"
+        if self.total:
+            length = f"{self.total} steps"
+        else:
+            length = f"until the {self.cfg.time_budget_s:g} s time budget"
         return (
             f"{self.stage}: {len(self.data)} sequences, {num_parameters(self.model):,} parameters "
-            f"({params:,} trainable), " + (f"{self.total} steps" if self.total else budget)
+            f"({params:,} trainable), {length}"
         )
 
     def on_train_begin(self) -> None:
