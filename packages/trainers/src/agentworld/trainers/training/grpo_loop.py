@@ -130,7 +130,19 @@ class GrpoLoop(TrainLoop):
     # -- the step -------------------------------------------------------------------------
 
     def _engine_stats(self) -> Any:
+        """The engine's counters: ``EngineLoop.stats()`` where the loop has that public method,
+        else read through ``EngineLoop.call`` (the engine API is moving to the former)."""
+        if callable(getattr(self.engine, "stats", None)):
+            return self.engine.stats()
         return self.engine.call(lambda e: e.stats).result()
+
+    def _new_model_version(self, salt: str) -> None:
+        """Drop the engine's prefix cache, ``salt`` the new model version (as
+        :meth:`_engine_stats`, through ``reset_prefix_cache`` where the loop has it)."""
+        if callable(getattr(self.engine, "reset_prefix_cache", None)):
+            self.engine.reset_prefix_cache(salt)
+        else:
+            self.engine.call(lambda e: e.reset_prefix_cache(salt)).result()
 
     def training_step(self) -> dict[str, Any]:
         cfg, acc = self.cfg, self.acc
@@ -158,8 +170,7 @@ class GrpoLoop(TrainLoop):
             acc, self.model, self.opt, len(rows), cfg.grad_accum, cfg.max_grad_norm, loss_of
         )
         # The cached KV was computed with the old weights: new model version, new salt.
-        version = f"{cfg.seed}-{self.version_prefix}{self.c['step'] + 1}"
-        self.engine.call(lambda e: e.reset_prefix_cache(version)).result()
+        self._new_model_version(f"{cfg.seed}-{self.version_prefix}{self.c['step'] + 1}")
         return self.metrics(
             GrpoStep(
                 rows, rewards, info, num_tokens, sums,
