@@ -39,7 +39,7 @@ def hook_names() -> list[str]:
 
 def capabilities() -> list[type]:
     every = [c for kind in protocols.CAPABILITIES.values() for c in kind]
-    return [*every, protocols.EpisodicWorldModel]
+    return [*every, *protocols.WORLD_MODEL_CAPABILITIES]
 
 
 def snake(name: str) -> str:

@@ -22,13 +22,13 @@ from agentworld.core import plugins
 from agentworld.core.formats import OBS_CLOSE
 from agentworld.sim import SimVectorEnv
 from agentworld.sim.backends.hf import HFBackend
-from agentworld.sim.backends.openai import OpenAIWorldModel
+from agentworld.sim.backends.openai_client import OpenAIWorldModel
 from agentworld.sim.engine import PagedEngine
 from agentworld.sim.generation import StaticBatchEngine
 from agentworld.sim.sampling import SamplingParams
 from agentworld.sim.server import ChatRequest, HFChatModel, serve_in_thread
 from agentworld.sim.server.chat import RequestError
-from agentworld.sim.server.batcher import Batcher
+from agentworld.sim.batcher import Batcher
 
 SYSTEM = {"role": "system", "content": "You simulate a Linux terminal.\n\nInitial observation:\n$ "}
 

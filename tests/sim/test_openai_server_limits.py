@@ -118,7 +118,7 @@ def test_non_loopback_bind_needs_an_api_key(qwen3_dir: Path) -> None:
     check_exposure("0.0.0.0", None, no_auth=True)  # accepted, with a warning
     with pytest.raises(ValueError, match="AGENTWORLD_API_KEY"):
         check_exposure("0.0.0.0", None)
-    from agentworld.sim.server.openai import serve
+    from agentworld.sim.server.openai_server import serve
 
     with pytest.raises(ValueError, match="--no-auth"):  # refused before the model loads
         serve(str(qwen3_dir), host="0.0.0.0", port=0)
@@ -147,7 +147,7 @@ def test_api_key_from_the_environment(qwen3_dir: Path, monkeypatch: pytest.Monke
 def test_batch_failure_is_retried_per_request() -> None:
     import asyncio
 
-    from agentworld.sim.server.batcher import Batcher
+    from agentworld.sim.batcher import Batcher
 
     def run(items):
         if 13 in items:

@@ -96,10 +96,20 @@ def parse_transition(answer: str, *, rewards: bool) -> Transition | None:
         return None
     if not rewards:
         return Transition(observation)
+    footer = parse_footer(answer)
+    if footer is None:
+        return None
+    return Transition(observation, *footer)
+
+
+def parse_footer(answer: str) -> tuple[float, bool] | None:
+    """``(reward, terminated)`` of the reward footer ending ``answer`` right after the
+    observation block (as :func:`parse_transition` requires it), or ``None`` when it is
+    missing or malformed."""
     footer = _FOOTER.search(answer)
     if footer is None:
         return None
-    return Transition(observation, float(footer.group(1)), footer.group(2) == "true")
+    return float(footer.group(1)), footer.group(2) == "true"
 
 
 def step_answer(episode: Episode, step: Step, reasoning: str | None = None) -> str:

@@ -164,8 +164,13 @@ class Prediction(BaseModel):
         observation: The parsed ``<predicted_observation>`` content, or
             ``None`` when the answer is malformed.
         num_tokens: Generated tokens.
+        reward: The reward footer's reward when the world model predicts rewards and the
+            footer parsed (:func:`agentworld.core.formats.parse_footer`), else ``None``.
+        terminated: The footer's ``terminated`` flag, likewise.
     """
 
     text: str
     observation: str | None
     num_tokens: int = 0
+    reward: float | None = None
+    terminated: bool | None = None

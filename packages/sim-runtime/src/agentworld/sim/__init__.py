@@ -23,8 +23,8 @@ _LAZY = {
     "Simulator": "agentworld.sim.simulator",
     "HFBackend": "agentworld.sim.backends.hf",
     "HFWorldModel": "agentworld.sim.backends.hf",
-    "OpenAIBackend": "agentworld.sim.backends.openai",
-    "OpenAIWorldModel": "agentworld.sim.backends.openai",
+    "OpenAIBackend": "agentworld.sim.backends.openai_client",
+    "OpenAIWorldModel": "agentworld.sim.backends.openai_client",
     "VLLMBackend": "agentworld.sim.backends.vllm",
     "VLLMWorldModel": "agentworld.sim.backends.vllm",
 }

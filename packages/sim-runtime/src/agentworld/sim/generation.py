@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from concurrent.futures import Future
+from typing import Literal, Protocol, runtime_checkable
 
 import torch
 from transformers import DynamicCache, PreTrainedModel
@@ -135,6 +136,34 @@ class TokenEngine(Protocol):
     def generate(
         self, prompts: Sequence[Sequence[int]], params: SamplingParams
     ) -> list[GenerationOutput]: ...
+
+
+@runtime_checkable
+class EpisodeEngine(Protocol):
+    """An engine any thread submits single requests to, which keeps each episode's token
+    history (prompt and generated tokens of its last request) between requests.
+
+    ``submit(prompt_ids, params, episode_id, start=k)`` runs a request whose prompt is the
+    episode's first ``k`` tokens followed by ``prompt_ids`` (``k=0``: ``prompt_ids`` is the
+    whole prompt); concurrent requests are batched by the engine. ``fork(parent, child)``
+    starts ``child`` with ``parent``'s history; ``close_episode`` forgets one. Each returns a
+    ``concurrent.futures.Future``. :class:`~agentworld.sim.engine.EngineLoop` (continuous
+    batching) and :class:`~agentworld.sim.batch_loop.BatchLoop` (any :class:`TokenEngine`,
+    one batch at a time) implement it.
+    """
+
+    def submit(
+        self,
+        prompt_ids: Sequence[int],
+        params: SamplingParams,
+        episode_id: str | None = None,
+        *,
+        start: int = 0,
+    ) -> Future[GenerationOutput]: ...
+
+    def fork(self, parent_id: str, child_id: str) -> Future[None]: ...
+
+    def close_episode(self, episode_id: str) -> Future[None]: ...
 
 
 class StaticBatchEngine:

@@ -13,7 +13,7 @@ def _hf_backend() -> Any:
 
 
 def _openai_backend() -> Any:
-    from agentworld.sim.backends.openai import OpenAIBackend
+    from agentworld.sim.backends.openai_client import OpenAIBackend
 
     return OpenAIBackend()
 
@@ -94,7 +94,7 @@ def register_commands(cli: Any) -> None:
         it needs --api-key (or AGENTWORLD_API_KEY) unless --no-auth is given.
         """
         from agentworld.sim.server.auth import check_exposure
-        from agentworld.sim.server.openai import serve
+        from agentworld.sim.server.openai_server import serve
 
         try:
             check_exposure(host, api_key, no_auth=no_auth)

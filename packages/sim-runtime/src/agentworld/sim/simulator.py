@@ -3,26 +3,26 @@
 Each episode keeps its chat history: the system message (domain prompt, task
 and initial observation, exactly as :func:`agentworld.core.formats.system_message`
 renders them for training), then per step the user's action and the
-assistant's ``<predicted_observation>`` block. Concurrent :meth:`Simulator.step`
-calls from many coroutines are gathered into one ``predict`` call.
+assistant's ``<predicted_observation>`` block.
 
-World models may offer more: ``predict`` taking ``episode_ids`` (the ``hf`` paged engine
-then keeps each episode's KV pinned between steps; vLLM uses them as request ids), the
-:class:`~agentworld.core.protocols.EpisodicWorldModel` capability (``close_episode(id)`` and
-``fork_episode(parent, child)`` release or share that state), ``concurrent_predict``
-(True when overlapping ``predict`` calls join one running batch: batches are then not
-awaited one after the other), and :class:`FailedPrediction` for a request that failed
-alone.
+A world model with the session API (:class:`~agentworld.core.protocols.SessionWorldModel`,
+e.g. the ``hf`` backend's) holds each episode's history itself, as text beside the engine's
+tokens: a step sends only the new action, and the engine batches concurrent steps (there is
+no batching here). Any other :class:`WorldModel` is sent whole histories: concurrent
+:meth:`Simulator.step` calls are gathered into one ``predict`` call
+(:class:`~agentworld.sim.batcher.Batcher`), with ``episode_ids`` when it is an
+:class:`~agentworld.core.protocols.EpisodicWorldModel` (whose ``close_episode`` /
+``fork_episode`` then release or share per-episode state). A request that failed alone is a
+:class:`FailedPrediction`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import threading
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agentworld.core.formats import (
@@ -32,8 +32,15 @@ from agentworld.core.formats import (
     window_messages,
     wrap_observation,
 )
-from agentworld.core.protocols import EpisodicWorldModel, WorldModel
+from agentworld.core.protocols import (
+    CardedWorldModel,
+    EpisodicWorldModel,
+    SessionWorldModel,
+    WorldModel,
+    WorldModelSession,
+)
 from agentworld.core.types import Episode, Observation, Prediction, Task
+from agentworld.sim.batcher import Batcher
 
 Message = dict[str, str]
 StepResult = tuple[str | None, dict[str, Any]]
@@ -47,40 +54,19 @@ class FailedPrediction(Prediction):
     error: str
 
 
-def _accepts(function: Any, name: str) -> bool:
-    """True when ``function`` takes keyword ``name`` (or any keyword)."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
-
-
 @dataclass(slots=True)
 class _Episode:
-    messages: list[Message]
+    session: WorldModelSession | None  # the world model holds the history
+    messages: list[Message]  # else it is kept here
     turns: int = 0
     busy: bool = False
 
 
 @dataclass(slots=True)
-class _Pending:
+class _Step:
     episode_id: str
     action: str
-    future: asyncio.Future[StepResult] = field(repr=False)
-
-
-def _resolve(
-    future: asyncio.Future[StepResult],
-    result: StepResult | None = None,
-    error: BaseException | None = None,
-) -> None:
-    if future.done():  # cancelled by the caller while its step ran
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)  # type: ignore[arg-type]
+    started: bool = False
 
 
 class Simulator:
@@ -93,11 +79,8 @@ class Simulator:
     A step whose request failed alone (a :class:`FailedPrediction`) raises
     ``RuntimeError`` from :meth:`step` (``step_many`` returns ``(None, info)`` with
     ``info["error"]``); the history is unchanged and other episodes go on.
-    A step cancelled while waiting is dropped; one cancelled while its batch
-    runs is still recorded in the history.
-
-    Episode ids are passed to ``predict`` when the world model takes ``episode_ids``;
-    :meth:`close` and :meth:`fork` then call its ``close_episode`` / ``fork_episode``.
+    A step cancelled while waiting is dropped; one cancelled once sent to the world model
+    is still recorded in the history.
 
     With ``rewards`` an answer must also carry the reward footer
     (:func:`agentworld.core.formats.parse_transition`); ``info`` then has ``reward``
@@ -106,14 +89,17 @@ class Simulator:
     the last ``history_window`` turns (the episode's full history is still kept).
 
     Args:
-        world_model: Anything with ``predict(requests, *, max_new_tokens)``.
-        max_batch: Most steps per ``predict`` call.
-        max_wait_s: How long the batching loop waits for more steps (seconds).
-        max_new_tokens: Generation limit passed to ``predict`` (``None``: model default).
+        world_model: A :class:`SessionWorldModel`, or anything with
+            ``predict(requests, *, max_new_tokens)``.
+        max_batch: Most steps per ``predict`` call (not used with sessions).
+        max_wait_s: How long the batcher waits for more steps (seconds; not used with
+            sessions).
+        max_new_tokens: Generation limit per step (``None``: model default).
         rewards: Answers carry the reward footer (``None``: the world model's ``rewards``
-            attribute, e.g. from its checkpoint card, else ``False``).
+            when it is a :class:`~agentworld.core.protocols.CardedWorldModel`, e.g. from its
+            checkpoint card, else ``False``).
         history_window: Turns of history per request (``None``: the world model's
-            ``history_window`` attribute, else the whole history).
+            ``history_window`` when it is a ``CardedWorldModel``, else the whole history).
     """
 
     def __init__(
@@ -128,10 +114,11 @@ class Simulator:
     ):
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        carded = isinstance(world_model, CardedWorldModel)
         if rewards is None:
-            rewards = bool(getattr(world_model, "rewards", False))
-        if history_window is None:
-            history_window = getattr(world_model, "history_window", None)
+            rewards = bool(world_model.rewards) if carded else False
+        if history_window is None and carded:
+            history_window = world_model.history_window
         if history_window is not None and history_window < 0:
             raise ValueError(f"history_window must be >= 0 turns, got {history_window}")
         self.rewards, self.history_window = rewards, history_window
@@ -141,12 +128,11 @@ class Simulator:
         self.max_new_tokens = max_new_tokens
         self._episodes: dict[str, _Episode] = {}
         self._lock = threading.Lock()
-        self._pending: list[_Pending] = []
-        self._full: asyncio.Event | None = None
-        self._worker: asyncio.Task[None] | None = None
-        self._batches: set[asyncio.Task[None]] = set()
-        self._with_ids = _accepts(world_model.predict, "episode_ids")
-        self._concurrent = bool(getattr(world_model, "concurrent_predict", False))
+        self._sessions = isinstance(world_model, SessionWorldModel)
+        self._episodic = isinstance(world_model, EpisodicWorldModel)
+        self._batcher: Batcher[_Step, StepResult] = Batcher(
+            self._run_steps, max_batch=max_batch, max_wait_s=max_wait_s
+        )
 
     # -- episodes ---------------------------------------------------------------------------
 
@@ -160,10 +146,20 @@ class Simulator:
             system_prompt=system_prompt,
             initial_observation=Observation(text=initial_observation),
         )
-        with self._lock:
-            self._episodes[episode.id] = _Episode(
-                [{"role": "system", "content": system_message(episode)}]
+        system = system_message(episode)
+        if self._sessions:
+            assert isinstance(self.world_model, SessionWorldModel)
+            session = self.world_model.open_session(
+                system,
+                rewards=self.rewards,
+                history_window=self.history_window,
+                episode_id=episode.id,
             )
+            state = _Episode(session, [])
+        else:
+            state = _Episode(None, [{"role": "system", "content": system}])
+        with self._lock:
+            self._episodes[episode.id] = state
         return episode.id
 
     def fork_sync(self, episode_id: str) -> str:
@@ -171,24 +167,34 @@ class Simulator:
         model's ``fork_episode``, of its KV cache). Raises ``KeyError`` if unknown."""
         with self._lock:
             source = self._get(episode_id)
+            if source.session is not None:
+                child = source.session.fork()
+                new_id = child.episode_id
+                self._episodes[new_id] = _Episode(child, [], source.turns)
+                return new_id
             new_id = uuid.uuid4().hex
-            self._episodes[new_id] = _Episode(list(source.messages), source.turns)
-        if isinstance(self.world_model, EpisodicWorldModel):
-            self.world_model.fork_episode(episode_id, new_id)
+            self._episodes[new_id] = _Episode(None, list(source.messages), source.turns)
+        if self._episodic:
+            self.world_model.fork_episode(episode_id, new_id)  # type: ignore[attr-defined]
         return new_id
 
     def close_sync(self, episode_id: str) -> None:
         """Forget an episode and release its state in the world model (``close_episode``);
         a step in flight still returns. Unknown ids are ignored."""
         with self._lock:
-            known = self._episodes.pop(episode_id, None) is not None
-        if known and isinstance(self.world_model, EpisodicWorldModel):
-            self.world_model.close_episode(episode_id)
+            state = self._episodes.pop(episode_id, None)
+        if state is not None and state.session is not None:
+            state.session.close()
+        elif state is not None and self._episodic:
+            self.world_model.close_episode(episode_id)  # type: ignore[attr-defined]
 
     def messages(self, episode_id: str) -> list[Message]:
         """A copy of the episode's chat history. Raises ``KeyError`` if unknown."""
         with self._lock:
-            return [dict(m) for m in self._get(episode_id).messages]
+            state = self._get(episode_id)
+            if state.session is None:
+                return [dict(m) for m in state.messages]
+        return state.session.messages()
 
     def __len__(self) -> int:
         return len(self._episodes)
@@ -210,7 +216,8 @@ class Simulator:
     # -- stepping ---------------------------------------------------------------------------
 
     def step_many(self, pairs: Sequence[tuple[str, str]]) -> list[StepResult]:
-        """Step ``[batch]`` ``(episode_id, action_text)`` pairs with one ``predict`` call.
+        """Step ``[batch]`` ``(episode_id, action_text)`` pairs together (one ``predict``
+        call, or one engine batch with sessions).
 
         A pair whose request failed alone returns ``(None, info)`` with ``info["error"]``.
 
@@ -218,8 +225,10 @@ class Simulator:
             KeyError: An episode id is unknown.
             RuntimeError: An episode appears twice or already has a step in flight.
         """
-        self._reserve([episode_id for episode_id, _ in pairs])
-        return self._predict(pairs)
+        steps = self._reserve([episode_id for episode_id, _ in pairs], [a for _, a in pairs])
+        if self._sessions:
+            return self._run_sessions(steps)
+        return self._run_steps(steps)
 
     async def step(self, episode_id: str, action_text: str) -> StepResult:
         """``(observation or None, info)`` after ``action_text``; batched with concurrent calls.
@@ -229,61 +238,24 @@ class Simulator:
             RuntimeError: The episode already has a step in flight, or its request failed
                 alone (the message says why; other episodes are unaffected).
         """
-        self._reserve([episode_id])
-        loop = asyncio.get_running_loop()
-        pending = _Pending(episode_id, action_text, loop.create_future())
-        self._pending.append(pending)
-        if self._full is None or self._worker is None or self._worker.done():
-            self._full = asyncio.Event()
-            self._worker = loop.create_task(self._run())
-        if len(self._pending) >= self.max_batch:
-            self._full.set()
-        return await pending.future
-
-    async def _run(self) -> None:
-        """Batching loop: gather pending steps, predict in a thread, resolve the futures.
-
-        With a ``concurrent_predict`` world model a batch is not awaited before the next is
-        gathered, so steps arriving meanwhile join the engine's running batch."""
-        assert self._full is not None
-        while self._pending:
-            if len(self._pending) < self.max_batch:
-                self._full.clear()
-                try:
-                    await asyncio.wait_for(self._full.wait(), self.max_wait_s)
-                except TimeoutError:
-                    pass
-            batch, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
-            with self._lock:  # drop steps cancelled by their caller or whose episode was closed
-                for p in batch:
-                    if p.future.cancelled() and p.episode_id in self._episodes:
-                        self._episodes[p.episode_id].busy = False
-                    elif p.episode_id not in self._episodes:
-                        _resolve(p.future, error=KeyError(f"episode {p.episode_id!r} was closed"))
-                batch = [p for p in batch if not p.future.done()]
-            if not batch:
-                continue
-            if self._concurrent:
-                task = asyncio.get_running_loop().create_task(self._run_batch(batch))
-                self._batches.add(task)  # keep a reference until it is done
-                task.add_done_callback(self._batches.discard)
-            else:
-                await self._run_batch(batch)
-
-    async def _run_batch(self, batch: list[_Pending]) -> None:
-        pairs = [(p.episode_id, p.action) for p in batch]
+        [step] = self._reserve([episode_id], [action_text])
         try:
-            results = await asyncio.to_thread(self._predict, pairs)
-        except Exception as error:  # noqa: BLE001 -- predict failed: so does every step
-            for p in batch:
-                _resolve(p.future, error=error)
-            return
-        for p, (observation, info) in zip(batch, results):
-            if "error" in info:
-                message = f"step of episode {p.episode_id!r} failed: {info['error']}"
-                _resolve(p.future, error=RuntimeError(message))
+            if self._sessions:
+                state = self._episodes[episode_id]
+                assert state.session is not None
+                step.started = True
+                future = state.session.append(action_text, max_new_tokens=self.max_new_tokens)
+                [result] = self._finish([step], [await asyncio.wrap_future(future)])
             else:
-                _resolve(p.future, (observation, info))
+                result = await self._batcher.submit(step)
+        except asyncio.CancelledError:
+            if not step.started:  # dropped before it ran: release the episode
+                self._release([step])
+            raise
+        if "error" in result[1]:
+            message = f"step of episode {episode_id!r} failed: {result[1]['error']}"
+            raise RuntimeError(message)
+        return result
 
     # -- history bookkeeping ----------------------------------------------------------------
 
@@ -293,75 +265,105 @@ class Simulator:
         except KeyError:
             raise KeyError(f"unknown episode {episode_id!r} (closed or never opened)") from None
 
-    def _reserve(self, ids: Sequence[str]) -> None:
+    def _reserve(self, ids: Sequence[str], actions: Sequence[str]) -> list[_Step]:
         with self._lock:
             episodes = [self._get(i) for i in ids]
             if len(set(ids)) != len(ids) or any(e.busy for e in episodes):
                 raise RuntimeError("an episode may have only one step in flight")
             for episode in episodes:
                 episode.busy = True
+        return [_Step(i, a) for i, a in zip(ids, actions, strict=True)]
 
-    def _predict(self, pairs: Sequence[tuple[str, str]]) -> list[StepResult]:
-        """Predict for reserved episodes and commit the results (releasing them)."""
+    def _release(self, steps: Sequence[_Step]) -> None:
+        with self._lock:
+            for step in steps:
+                if step.episode_id in self._episodes:
+                    self._episodes[step.episode_id].busy = False
+
+    def _run_sessions(self, steps: Sequence[_Step]) -> list[StepResult]:
+        """Append every step to its session (the engine batches them) and wait for all."""
+        with self._lock:
+            sessions = [self._get(s.episode_id).session for s in steps]
+        futures = []
+        try:
+            for step, session in zip(steps, sessions, strict=True):
+                assert session is not None
+                futures.append(session.append(step.action, max_new_tokens=self.max_new_tokens))
+                step.started = True
+        finally:
+            self._release(steps[len(futures) :])
+        return self._finish(steps, [f.result() for f in futures])
+
+    def _run_steps(self, steps: Sequence[_Step]) -> list[StepResult]:
+        """Predict for reserved episodes kept here, commit the results, release them."""
         try:
             with self._lock:
+                for step in steps:
+                    step.started = True
                 requests = [
                     window_messages(
-                        [*self._get(episode_id).messages, {"role": "user", "content": action}],
+                        [*self._get(s.episode_id).messages, {"role": "user", "content": s.action}],
                         self.history_window,
                     )
-                    for episode_id, action in pairs
+                    for s in steps
                 ]
-            if self._with_ids:
-                predictions = self.world_model.predict(
+            if self._episodic:
+                predictions = self.world_model.predict(  # type: ignore[call-arg]
                     requests,
                     max_new_tokens=self.max_new_tokens,
-                    episode_ids=[episode_id for episode_id, _ in pairs],
+                    episode_ids=[s.episode_id for s in steps],
                 )
             else:
                 predictions = self.world_model.predict(requests, max_new_tokens=self.max_new_tokens)
         except BaseException:
-            with self._lock:
-                for episode_id, _ in pairs:
-                    if episode_id in self._episodes:
-                        self._episodes[episode_id].busy = False
+            self._release(steps)
             raise
-        return self._commit(pairs, predictions)
+        return self._finish(steps, predictions)
 
-    def _parse(self, prediction: Prediction) -> Transition | None:
-        if prediction.observation is None:
-            return None
-        if not self.rewards:
-            return Transition(prediction.observation)
-        return parse_transition(prediction.text, rewards=True)
-
-    def _commit(
-        self, pairs: Sequence[tuple[str, str]], predictions: Sequence[Prediction]
+    def _finish(
+        self, steps: Sequence[_Step], predictions: Sequence[Prediction]
     ) -> list[StepResult]:
+        """Results ``[batch]``; histories kept here get the parsed turns; episodes released.
+        A session's prediction was parsed (and its history updated) by the world model."""
         results: list[StepResult] = []
         with self._lock:
-            for (episode_id, action), prediction in zip(pairs, predictions, strict=True):
-                episode = self._episodes.get(episode_id)
-                turn = episode.turns if episode is not None else -1
-                parsed = self._parse(prediction)
+            for step, prediction in zip(steps, predictions, strict=True):
+                episode = self._episodes.get(step.episode_id)
+                if episode is not None and episode.session is not None:
+                    observation = prediction.observation
+                    reward, terminated = prediction.reward, prediction.terminated
+                    parsed = observation is not None and (not self.rewards or reward is not None)
+                else:
+                    transition = None
+                    if prediction.observation is not None and not self.rewards:
+                        transition = Transition(prediction.observation)
+                    elif prediction.observation is not None:
+                        transition = parse_transition(prediction.text, rewards=True)
+                    parsed = transition is not None
+                    observation = transition.observation if transition else None
+                    reward = transition.reward if transition else None
+                    terminated = transition.terminated if transition else None
                 info: dict[str, Any] = {
                     "raw": prediction.text,
-                    "parsed": parsed is not None,
+                    "parsed": parsed,
                     "num_tokens": prediction.num_tokens,
-                    "turn": turn,
+                    "turn": episode.turns if episode is not None else -1,
                 }
                 if isinstance(prediction, FailedPrediction):
                     info["error"] = prediction.error
-                if parsed is not None and self.rewards:
-                    info["reward"], info["terminated"] = parsed.reward, parsed.terminated
+                if parsed and self.rewards:
+                    info["reward"], info["terminated"] = reward, terminated
                 if episode is not None:
                     episode.busy = False
-                    if parsed is not None:
-                        episode.messages.append({"role": "user", "content": action})
-                        answer = wrap_observation(
-                            parsed.observation, reward=parsed.reward, terminated=parsed.terminated
-                        )
-                        episode.messages.append({"role": "assistant", "content": answer})
+                    if parsed:
                         episode.turns += 1
-                results.append((parsed.observation if parsed else None, info))
+                        if episode.session is None:
+                            answer = wrap_observation(
+                                observation or "", reward=reward, terminated=terminated
+                            )
+                            episode.messages += [
+                                {"role": "user", "content": step.action},
+                                {"role": "assistant", "content": answer},
+                            ]
+                results.append((observation if parsed else None, info))
         return results

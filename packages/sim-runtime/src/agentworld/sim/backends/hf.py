@@ -4,138 +4,42 @@ from __future__ import annotations
 
 import itertools
 import logging
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from agentworld.core import plugins
 from agentworld.core.card import read_card
-from agentworld.core.formats import (
-    ACTION_PREFIX,
-    OBS_CLOSE,
-    TERMINATED_CLOSE,
-    answer_prefix,
-    parse_prediction,
-    previous_observation,
-    transcript_prompt,
-)
-from agentworld.core.protocols import Domain, TextExplainingDomain
-from agentworld.core.rationales import message_history, takes_history
+from agentworld.core.formats import OBS_CLOSE, TERMINATED_CLOSE
+from agentworld.core.protocols import Domain
 from agentworld.core.types import Prediction
+from agentworld.sim.backends.hf_codec import (  # noqa: F401 -- STOP_TOKENS re-exported
+    STOP_TOKENS,
+    TRANSCRIPT_STOP,
+    ChatCodec,
+    _explainer,
+)
+from agentworld.sim.backends.hf_loading import (  # noqa: F401 -- re-exported
+    DamagedCheckpointError,
+    load_causal_lm,
+    resolve_device,
+    resolve_dtype,
+)
+from agentworld.sim.backends.hf_session import HFSession
 from agentworld.sim.backends.model_source import hub_errors, is_hub_source
+from agentworld.sim.batch_loop import BatchLoop
 from agentworld.sim.beam import BeamSearchEngine
 from agentworld.sim.engine import EngineLoop, PagedEngine
 from agentworld.sim.env import SimEnv
-from agentworld.sim.generation import GenerationOutput, StaticBatchEngine, TokenEngine
-from agentworld.sim.prompts import Message, fit_prompt
+from agentworld.sim.generation import EpisodeEngine, StaticBatchEngine, TokenEngine
+from agentworld.sim.prompts import Message
 from agentworld.sim.sampling import SamplingParams
-from agentworld.sim.simulator import FailedPrediction
-from transformers import (
-    AutoModelForCausalLM,
-    AutoTokenizer,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-)
-from transformers.utils import logging as hf_logging
+from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
 
-STOP_TOKENS = ("<|im_end|>", "<|endoftext|>")
-TRANSCRIPT_STOP = f"\n{ACTION_PREFIX}"  # a CPT transcript's next action line
 
-
-def resolve_device(device: str | torch.device = "auto") -> torch.device:
-    """``"auto"`` -> ``cuda`` when available, else ``cpu``; anything else as given."""
-    if str(device) == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:
-    """``"auto"`` -> bfloat16 on a GPU that supports it, else float32; ``"float16"`` etc. by name.
-
-    Raises:
-        ValueError: ``dtype`` names no torch floating dtype.
-    """
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if dtype == "auto":
-        cuda_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
-        return torch.bfloat16 if cuda_bf16 else torch.float32
-    resolved = getattr(torch, dtype, None)
-    if not isinstance(resolved, torch.dtype) or not resolved.is_floating_point:
-        raise ValueError(f"unknown dtype {dtype!r}; use 'auto', 'float32', 'bfloat16' or 'float16'")
-    return resolved
-
-
-class DamagedCheckpointError(ValueError):
-    """A checkpoint directory whose weight file cannot be read (truncated, overwritten)."""
-
-
-def _damaged_weight_file(path: str) -> tuple[Path, str] | None:
-    """The first ``*.safetensors`` file under ``path`` whose header or size is invalid, with
-    the reason, or ``None`` when every one opens."""
-    from safetensors import safe_open
-
-    for file in sorted(Path(path).glob("*.safetensors")):
-        try:
-            with safe_open(str(file), framework="pt"):
-                pass
-        except Exception as e:  # noqa: BLE001 -- SafetensorError, or an OSError reading it
-            return file, str(e)
-    return None
-
-
-def load_causal_lm(path: str, **kwargs: Any) -> PreTrainedModel:
-    """``AutoModelForCausalLM.from_pretrained(path, **kwargs)``, without transformers' per-tensor
-    "Loading weights" bar when ``path`` is a local directory: a checkpoint of a few million
-    parameters loads in milliseconds, and the bar only breaks up the pipeline's own progress
-    display. A hub id keeps its download bars.
-
-    Raises:
-        DamagedCheckpointError: a weight file of local ``path`` cannot be read; the message
-            names the file (safetensors' own error names none).
-    """
-    if not Path(path).is_dir():
-        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
-    except Exception:
-        damaged = _damaged_weight_file(path)
-        if damaged is None:
-            raise
-        file, reason = damaged
-        raise DamagedCheckpointError(
-            f"cannot read the weights in {file}: {reason}; the file is damaged or incomplete "
-            "(copy or train the checkpoint again)"
-        ) from None
-    finally:
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def _explainer(domain: str | None) -> Callable[[str, str], str] | None:
-    """The ``explain_text`` of domain plugin ``domain``, or ``None`` (with a warning) when the
-    domain is unknown, not installed or writes no rationales from text."""
-    try:
-        found = plugins.get_domain(domain) if domain else None
-    except plugins.UnknownPluginError:
-        found = None
-    if not isinstance(found, TextExplainingDomain):
-        logger.warning(
-            "the checkpoint was trained with domain rationales, but domain %r cannot write them"
-            " (not installed, or no explain_text); the model writes them itself", domain
-        )
-        return None
-    return found.explain_text
-
-
-class HFWorldModel:
+class HFWorldModel(ChatCodec):
     """A causal LM checkpoint with a chat template, as a batched :class:`WorldModel`.
 
     Requests are rendered with the tokenizer's chat template (generation prompt
@@ -152,7 +56,12 @@ class HFWorldModel:
     (:meth:`close_episode` releases it, :meth:`fork_episode` shares it). A request
     that fails alone (e.g. more KV than the pool holds) comes back as a
     :class:`~agentworld.sim.simulator.FailedPrediction`. ``engine="static"`` selects
-    the :class:`StaticBatchEngine` (calls then run one at a time).
+    the :class:`StaticBatchEngine` (driven by a :class:`~agentworld.sim.batch_loop.BatchLoop`:
+    requests that arrive while a batch runs form the next one).
+
+    :meth:`open_session` starts an episode held here (the session API,
+    :class:`~agentworld.core.protocols.SessionWorldModel`): each step sends only the new
+    action's tokens (:class:`~agentworld.sim.backends.hf_session.HFSession`).
 
     Args:
         model: The causal LM (already on its device, in eval mode).
@@ -243,7 +152,6 @@ class HFWorldModel:
         config = model.config.get_text_config()
         self.max_positions: int | None = getattr(config, "max_position_embeddings", None)
         self.stop_ids = frozenset(self._stop_ids())
-        self._lock = threading.Lock()
         self._request_index = itertools.count()
         decode = lambda ids: tokenizer.decode(ids)
         if engine == "paged":
@@ -284,11 +192,9 @@ class HFWorldModel:
                 f"engine must be 'paged', 'static', 'beam' or a TokenEngine, got {engine!r}"
             )
         self.engine: TokenEngine = engine
-
-    @property
-    def concurrent_predict(self) -> bool:
-        """True when concurrent :meth:`predict` calls share batches (the paged engine)."""
-        return isinstance(self.engine, EngineLoop)
+        #: What requests are submitted to: the engine itself when it takes single requests
+        #: (the paged engine's loop), else a :class:`BatchLoop` around it.
+        self.loop: EpisodeEngine = engine if isinstance(engine, EpisodeEngine) else BatchLoop(engine)
 
     @classmethod
     def from_pretrained(
@@ -333,52 +239,6 @@ class HFWorldModel:
                 options.setdefault(key, card[key])
         return cls(model.to(dev).eval(), tokenizer, **options)
 
-    def _pad_id(self) -> int:
-        pad = self.tokenizer.pad_token_id
-        return pad if pad is not None else min(self.stop_ids, default=0)
-
-    def _stop_ids(self) -> list[int]:
-        ids: list[int] = []
-        generation_config = getattr(self.model, "generation_config", None)
-        for value in (
-            self.tokenizer.eos_token_id,
-            getattr(generation_config, "eos_token_id", None),
-        ):
-            ids += value if isinstance(value, list) else [value] if value is not None else []
-        vocab = self.tokenizer.get_vocab()
-        ids += [vocab[token] for token in STOP_TOKENS if token in vocab]
-        return sorted(set(ids))
-
-    def render(self, messages: Sequence[Message]) -> list[int]:
-        """Prompt ids ``[seq_len]`` of ``messages`` with the assistant generation prompt
-        (``"transcript"``: the transcript text, no special tokens)."""
-        if self.prompt_format == "transcript":
-            text = transcript_prompt(list(messages))
-            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-        encoded = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True)
-        return list(encoded["input_ids"])
-
-    def prompt_budget(self, max_new_tokens: int) -> int | None:
-        """Most prompt tokens leaving room for ``max_new_tokens`` (at least half the context)."""
-        if self.max_positions is None:
-            return None
-        return max(self.max_positions - max_new_tokens, self.max_positions // 2)
-
-    def encode(self, messages: Sequence[Message], max_new_tokens: int | None = None) -> list[int]:
-        """Prompt ids ``[seq_len]`` for one request, fitted into :meth:`prompt_budget`."""
-        budget = self.prompt_budget(max_new_tokens or self.params.max_new_tokens)
-        if budget is None:
-            return self.render(messages)
-        fitted = fit_prompt(messages, self.render, budget)
-        if fitted.cut_tokens:
-            logger.warning(
-                "prompt exceeds %d tokens even without history: %d tokens cut from the middle "
-                "of its system message", budget, fitted.cut_tokens
-            )
-        elif fitted.dropped_turns:
-            logger.debug("dropped %d oldest turns to fit %d tokens", fitted.dropped_turns, budget)
-        return fitted.ids
-
     def predict(
         self,
         requests: Sequence[list[Message]],
@@ -405,83 +265,54 @@ class HFWorldModel:
             return []
         if episode_ids is not None and len(episode_ids) != len(requests):
             raise ValueError(f"{len(requests)} requests need {len(requests)} episode ids")
-        params = self.params
-        if max_new_tokens is not None:
-            params = SamplingParams(
-                max_new_tokens, params.temperature, params.top_p, stop=params.stop
-            )
+        params = self.sampling_params(max_new_tokens)
         prefixes = [self.answer_prefix(messages) for messages in requests]
         prompts = [
             self.encode(messages, params.max_new_tokens + len(prefix)) + prefix
             for messages, prefix in zip(requests, prefixes)
         ]
-        if isinstance(self.engine, EngineLoop):
-            futures = [
-                self.engine.submit(prompt, self._request_params(params), episode_id)
-                for prompt, episode_id in zip(prompts, episode_ids or [None] * len(prompts))
-            ]
-            outputs = [future.result() for future in futures]
-        else:
-            with self._lock:
-                outputs = self.engine.generate(prompts, params)
-        return [self._prediction(output, prefix) for output, prefix in zip(outputs, prefixes)]
+        futures = [
+            self.loop.submit(prompt, self.request_params(params), episode_id)
+            for prompt, episode_id in zip(prompts, episode_ids or [None] * len(prompts))
+        ]
+        return [
+            self.prediction(future.result(), prefix, rewards=self.rewards)
+            for future, prefix in zip(futures, prefixes)
+        ]
 
-    def answer_prefix(self, messages: Sequence[Message]) -> list[int]:
-        """Token ids ``[prefix_len]`` the simulator writes at the start of the answer: the
-        domain's rationale and the block's opening tag (``[]`` without ``reasoning``). A domain
-        whose ``explain_text`` takes ``history`` also gets the earlier steps of ``messages``
-        (:func:`agentworld.core.rationales.message_history`)."""
-        if self.explain_text is None or self.prompt_format != "chat" or not messages:
-            return []
-        action = messages[-1]["content"]
-        if takes_history(self.explain_text):  # the episode's earlier steps, as in training
-            rationale = self.explain_text(
-                action, previous_observation(list(messages)), history=message_history(messages)
-            )
-        else:
-            rationale = self.explain_text(action, previous_observation(list(messages)))
-        text = answer_prefix(rationale)
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+    def open_session(
+        self,
+        system: str,
+        *,
+        rewards: bool = False,
+        history_window: int | None = None,
+        episode_id: str | None = None,
+    ) -> HFSession:
+        """Start an episode from its system message (the session API,
+        :class:`~agentworld.core.protocols.SessionWorldModel`).
 
-    def _request_params(self, params: SamplingParams) -> SamplingParams:
-        """``params`` with this request's own seed (``seed + k`` for the ``k``-th request)."""
-        if self.seed is None or params.greedy:
-            return params
-        return SamplingParams(
-            params.max_new_tokens,
-            params.temperature,
-            params.top_p,
-            seed=self.seed + next(self._request_index),
-            stop=params.stop,
+        Args:
+            system: The system message (:func:`agentworld.core.formats.system_message`).
+            rewards: Keep an answer only with a valid reward footer.
+            history_window: Turns of history per request (``None``: all).
+            episode_id: The engine's id for the episode (default: a new one).
+        """
+        return HFSession(
+            self,
+            [{"role": "system", "content": system}],
+            rewards=rewards,
+            history_window=history_window,
+            episode_id=episode_id,
         )
 
-    def _prediction(self, output: GenerationOutput, prefix: list[int]) -> Prediction:
-        if output.finish_reason == "error":
-            logger.warning("world-model request failed: %s", output.error)
-            return FailedPrediction(text="", observation=None, error=output.error or "failed")
-        ids = output.token_ids
-        if output.finish_reason == "stop" and ids and ids[-1] in self.stop_ids:
-            ids = ids[:-1]
-        text = self.tokenizer.decode(prefix + list(ids), skip_special_tokens=True)
-        if self.prompt_format == "transcript":
-            head, stopped, _ = text.partition(TRANSCRIPT_STOP)
-            if not stopped and output.finish_reason == "stop":  # eos: documents end with "\n"
-                head, stopped = head.removesuffix("\n"), "eos"
-            observation = head if stopped else None
-        else:
-            observation = parse_prediction(text)
-        return Prediction(text=text, observation=observation, num_tokens=len(output.token_ids))
-
     def close_episode(self, episode_id: str) -> None:
-        """Release an episode's pinned KV (paged engine; a no-op otherwise or if unknown)."""
-        if isinstance(self.engine, EngineLoop):
-            self.engine.close_episode(episode_id)  # an unknown id only fails its own future
+        """Release an episode's pinned KV (a no-op if unknown)."""
+        self.loop.close_episode(episode_id)  # an unknown id only fails its own future
 
     def fork_episode(self, parent_id: str, child_id: str) -> None:
-        """Let ``child_id`` share ``parent_id``'s pinned KV (paged engine). If the parent is
-        unknown or mid-step the child simply starts from the hashed prefix cache."""
-        if isinstance(self.engine, EngineLoop):
-            self.engine.fork(parent_id, child_id)
+        """Let ``child_id`` share ``parent_id``'s pinned KV. If the parent is unknown or
+        mid-step the child simply starts from the hashed prefix cache."""
+        self.loop.fork(parent_id, child_id)
 
 
 class HFBackend:

@@ -17,7 +17,7 @@ from typing import Any
 
 from agentworld.core.formats import OBS_CLOSE, parse_prediction
 from agentworld.core.types import Prediction
-from agentworld.sim.backends.openai import make_sim_env
+from agentworld.sim.backends.openai_client import make_sim_env
 from agentworld.sim.prompts import Message, fit_prompt
 from agentworld.sim.server.chat import (
     ChatChoice,
@@ -210,6 +210,12 @@ class VLLMWorldModel:
             )
             for o in outputs
         ]
+
+    def fork_episode(self, source: str, new: str) -> None:
+        """Nothing to share: vLLM's automatic prefix caching finds the source's blocks."""
+
+    def close_episode(self, episode_id: str) -> None:
+        """Nothing to release: vLLM keeps no state per episode between requests."""
 
     def _run(self, items: Sequence[tuple[str, list[int], Any]]) -> list[Any]:
         """Completion outputs ``[batch]`` of ``(request id, prompt ids, SamplingParams)``."""

@@ -15,7 +15,8 @@ from collections.abc import Sequence as Seq
 from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
-from agentworld.sim.engine.engine import PagedEngine
+from agentworld.sim.engine.paged import PagedEngine
+from agentworld.sim.engine.stats import EngineStats
 from agentworld.sim.generation import GenerationOutput
 from agentworld.sim.sampling import SamplingParams
 
@@ -27,8 +28,10 @@ class EngineLoop:
 
     :meth:`submit` returns a ``concurrent.futures.Future`` at once; the request joins the
     batch already running at the next iteration. The thread starts on demand and exits
-    when no request is left; it is not a daemon, so the process exits after it. Implements the ``TokenEngine`` protocol through
-    :meth:`generate`.
+    when no request is left; it is not a daemon, so the process exits after it. Implements
+    the ``TokenEngine`` protocol through :meth:`generate` and the ``EpisodeEngine`` protocol
+    (:mod:`agentworld.sim.generation`) through :meth:`submit`, :meth:`fork` and
+    :meth:`close_episode`.
 
     Args:
         engine: The engine; from now on only this loop's thread may touch it.
@@ -42,14 +45,22 @@ class EngineLoop:
         self._thread: threading.Thread | None = None
 
     def submit(
-        self, prompt_ids: Seq[int], params: SamplingParams, episode_id: str | None = None
+        self,
+        prompt_ids: Seq[int],
+        params: SamplingParams,
+        episode_id: str | None = None,
+        *,
+        start: int = 0,
     ) -> Future[GenerationOutput]:
-        """Queue one request; the future resolves to its :class:`GenerationOutput` (a bad
-        request resolves with ``finish_reason == "error"``)."""
+        """Queue one request (:meth:`PagedEngine.add_request`: ``prompt_ids`` continue the
+        episode's history at position ``start``); the future resolves to its
+        :class:`GenerationOutput` (a bad request resolves with ``finish_reason == "error"``)."""
         result: Future[GenerationOutput] = Future()
 
         def add() -> None:
-            request_id = self.engine.add_request(prompt_ids, params, episode_id=episode_id)
+            request_id = self.engine.add_request(
+                prompt_ids, params, episode_id=episode_id, start=start
+            )
             self._futures[request_id] = result
 
         self._post(add, result, resolve=False)
@@ -65,9 +76,19 @@ class EngineLoop:
         the child."""
         return self._post(lambda: self.engine.fork(parent_id, child_id))
 
-    def call(self, fn: Callable[[PagedEngine], Any]) -> Future[Any]:
-        """Run ``fn(engine)`` on the loop thread between iterations (e.g. to read stats)."""
-        return self._post(lambda: fn(self.engine))
+    def stats(self) -> EngineStats:
+        """The engine's counters (:class:`EngineStats`), read between iterations; blocks
+        until the loop thread has read them."""
+        return self._post(lambda: self.engine.stats).result()
+
+    def reset_prefix_cache(self, salt: str) -> None:
+        """:meth:`PagedEngine.reset_prefix_cache` between iterations (new model version
+        ``salt``, e.g. after a weight update); blocks until done.
+
+        Raises:
+            RuntimeError: A request is in flight.
+        """
+        self._post(lambda: self.engine.reset_prefix_cache(salt)).result()
 
     def generate(
         self,

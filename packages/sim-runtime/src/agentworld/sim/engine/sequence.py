@@ -100,13 +100,16 @@ class Sequence:
         params: SamplingParams,
         max_len: int,
         device: torch.device | str = "cpu",
+        *,
+        start: int = 0,
     ) -> None:
-        """Take a new request: history becomes ``prompt_ids`` (KV already truncated to a
-        prefix of it); a seeded request gets its own generator on ``device``."""
-        assert not self.in_flight and self.num_computed_tokens < len(prompt_ids)
-        self.token_ids = list(prompt_ids)
+        """Take a new request: history becomes ``token_ids[:start] + prompt_ids`` (KV already
+        truncated to a prefix of it); a seeded request gets its own generator on ``device``."""
+        del self.token_ids[start:]
+        self.token_ids.extend(prompt_ids)
+        assert not self.in_flight and self.num_computed_tokens < len(self.token_ids)
         self.request_id, self.params = request_id, params
         self.generator = make_generator(params, device)
-        self.num_prompt_tokens, self.max_len = len(prompt_ids), max_len
+        self.num_prompt_tokens, self.max_len = len(self.token_ids), max_len
         self.num_cached_tokens, self.logprobs, self.finish_reason = -1, [], None
         self.status = SequenceStatus.WAITING

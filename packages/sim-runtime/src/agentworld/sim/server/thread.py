@@ -12,7 +12,7 @@ from typing import Any
 import uvicorn
 
 from agentworld.sim.server.chat import ChatModel
-from agentworld.sim.server.openai import create_app
+from agentworld.sim.server.openai_server import create_app
 
 
 class ServerThread:

@@ -1,11 +1,13 @@
 """``PagedEngine``: paged KV cache, episode-pinned block tables, continuous batching.
 
 Requests are token-id prompts. A request tagged with an ``episode_id`` continues
-that episode: its prompt is the episode's full history, and only the tokens that
-differ from what the episode's KV holds are prefilled (normally the new action
-plus the last sampled token); the rest comes from the episode's pinned blocks, or
-from the hashed prefix cache when the history was rewritten. Between requests
-the episode's blocks stay pinned until :meth:`PagedEngine.close`.
+that episode, whose token history the engine holds: the request gives the history
+from position ``start`` on (``start=0``: all of it; a session passes the position
+its new tokens begin at, so a step costs the new tokens, not the history). Only the
+tokens that differ from what the episode's KV holds are prefilled (normally the new
+action plus the last sampled token); the rest comes from the episode's pinned blocks,
+or from the hashed prefix cache when the history was rewritten. Between requests the
+episode's blocks stay pinned until :meth:`PagedEngine.close`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 from collections.abc import Sequence as Seq
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -22,43 +23,10 @@ from agentworld.sim.engine.blocks import BlockPool
 from agentworld.sim.engine.runner import ForwardItem, ModelRunner
 from agentworld.sim.engine.scheduler import Scheduler
 from agentworld.sim.engine.sequence import Sequence
+from agentworld.sim.engine.sizing import default_num_blocks
+from agentworld.sim.engine.stats import EngineStats
 from agentworld.sim.generation import FinishReason, GenerationOutput, stop_string_hit
 from agentworld.sim.sampling import SamplingParams, sample_rows
-
-CPU_KV_CACHE_BYTES = 1 << 30  # default KV budget on CPU (bytes)
-GPU_KV_CACHE_FRACTION = 0.5  # default share of free accelerator memory for the KV cache
-
-
-@dataclass(slots=True)
-class EngineStats:
-    """Counters since the engine was built.
-
-    Attributes:
-        num_steps: Scheduler iterations that ran a forward pass.
-        num_requests: Requests added (failed ones included).
-        num_errors: Requests that finished with an error.
-        num_prompt_tokens: Prompt tokens of admitted requests (queried tokens).
-        num_cached_tokens: Of those, tokens served from the KV cache (prefix hits).
-        num_computed_tokens: Tokens run through the model (prefill, decode and recompute).
-        num_generated_tokens: Tokens sampled.
-        num_preemptions: Sequences whose KV was released to make room (recomputed later).
-        num_evictions: Cached (unreferenced, hashed) blocks handed out again.
-    """
-
-    num_steps: int = 0
-    num_requests: int = 0
-    num_errors: int = 0
-    num_prompt_tokens: int = 0
-    num_cached_tokens: int = 0
-    num_computed_tokens: int = 0
-    num_generated_tokens: int = 0
-    num_preemptions: int = 0
-    num_evictions: int = 0
-
-    @property
-    def prefix_hit_rate(self) -> float:
-        """Cached over queried prompt tokens (0 before any request ran)."""
-        return self.num_cached_tokens / self.num_prompt_tokens if self.num_prompt_tokens else 0.0
 
 
 def common_prefix_len(a: Seq[int], b: Seq[int]) -> int:
@@ -169,6 +137,7 @@ class PagedEngine:
             num_generated_tokens=s.num_generated_tokens,
             num_preemptions=self.scheduler.num_preemptions,
             num_evictions=self.pool.num_evictions,
+            num_used_blocks=self.pool.num_blocks - self.pool.num_free_blocks,
         )
 
     def has_unfinished(self) -> bool:
@@ -178,28 +147,39 @@ class PagedEngine:
     # -- requests ---------------------------------------------------------------------------
 
     def add_request(
-        self, prompt_ids: Seq[int], params: SamplingParams, *, episode_id: str | None = None
+        self,
+        prompt_ids: Seq[int],
+        params: SamplingParams,
+        *,
+        episode_id: str | None = None,
+        start: int = 0,
     ) -> str:
         """Queue a request and return its id; its output comes from a later :meth:`step`.
 
         Args:
-            prompt_ids: Prompt ``[seq_len]``; for an episode, its whole history so far.
+            prompt_ids: Prompt ``[seq_len]``; for an episode, its history from position
+                ``start`` on.
             params: Sampling parameters of this request.
             episode_id: Episode to continue (created on first use), or ``None`` for a
                 one-off request whose blocks are released when it finishes.
+            start: Tokens ``[:start]`` of the episode's history (prompt and generated tokens
+                of its last request) stay; ``prompt_ids`` replace the rest. ``0``: the
+                prompt is the whole history (compared with the cached one token by token).
 
         A bad request (empty prompt, unknown token id, no room left in the context window,
         more KV blocks than the pool has, stop strings without ``decode``, its episode
-        already in flight) does not raise: its output has ``finish_reason == "error"``.
+        already in flight, ``start`` beyond the episode's history) does not raise: its
+        output has ``finish_reason == "error"``.
         """
         request_id = f"req-{next(self._ids)}"
         self._stats.num_requests += 1
         prompt = list(prompt_ids)
-        error = self._check(prompt, params, episode_id)
+        error = self._check(prompt, params, episode_id, start)
         if error is not None:
             self._fail(request_id, error)
             return request_id
-        max_len = len(prompt) + params.max_new_tokens
+        total = start + len(prompt)
+        max_len = total + params.max_new_tokens
         if self.max_positions is not None:
             max_len = min(max_len, self.max_positions)
         if episode_id is None:
@@ -207,39 +187,45 @@ class PagedEngine:
         else:
             seq = self.episodes.setdefault(episode_id, Sequence(episode_id, [], pinned=True))
         # Keep the KV (and block hashes) of the common prefix, leaving one token to compute.
-        same = common_prefix_len(seq.token_ids[: seq.num_computed_tokens], prompt)
-        self.scheduler.truncate(seq, min(same, len(prompt) - 1))
-        seq.start_request(request_id, prompt, params, max_len, self.device)
+        same = seq.num_computed_tokens
+        if start < same:
+            same = start + common_prefix_len(seq.token_ids[start:same], prompt)
+        self.scheduler.truncate(seq, min(same, total - 1))
+        seq.start_request(request_id, prompt, params, max_len, self.device, start=start)
         self.scheduler.add(seq)
         self._requests[request_id] = seq
         return request_id
 
     def _check(
-        self, prompt: list[int], params: SamplingParams, episode_id: str | None
+        self, prompt: list[int], params: SamplingParams, episode_id: str | None, start: int
     ) -> str | None:
+        episode = self.episodes.get(episode_id) if episode_id is not None else None
+        held = len(episode.token_ids) if episode is not None else 0
+        if not 0 <= start <= held:
+            return f"start={start} is not within the episode's history of {held} tokens"
         if not prompt:
             return "the prompt is empty"
         if self.vocab_size is not None and not all(0 <= t < self.vocab_size for t in prompt):
             bad = next(t for t in prompt if not 0 <= t < self.vocab_size)
             return f"token id {bad} is outside the vocabulary [0, {self.vocab_size})"
-        if self.max_positions is not None and len(prompt) >= self.max_positions:
+        length = start + len(prompt)
+        if self.max_positions is not None and length >= self.max_positions:
             return (
-                f"the prompt has {len(prompt)} tokens; the context window holds "
+                f"the prompt has {length} tokens; the context window holds "
                 f"{self.max_positions} positions, so at most {self.max_positions - 1} fit"
             )
         if getattr(params, "stop", ()) and self.decode is None:
             return "stop strings need the engine's decode function"
-        total = len(prompt) + params.max_new_tokens
+        total = length + params.max_new_tokens
         if self.max_positions is not None:
             total = min(total, self.max_positions)
         need = -(-total // self.pool.block_size)
         if need > self.pool.num_blocks:
             return (
-                f"the request needs {need} KV blocks ({len(prompt)} prompt + up to "
+                f"the request needs {need} KV blocks ({length} prompt + up to "
                 f"{params.max_new_tokens} new tokens, {self.pool.block_size} per block) but the "
                 f"pool has {self.pool.num_blocks}; raise num_blocks/kv_cache_bytes or shorten it"
             )
-        episode = self.episodes.get(episode_id) if episode_id is not None else None
         if episode is not None and episode.in_flight:
             return f"episode {episode_id!r} already has a request in flight"
         return None
@@ -430,33 +416,3 @@ class PagedEngine:
                     results[index[output.request_id]] = output
                     pending -= 1
         return results  # type: ignore[return-value]
-
-
-def default_num_blocks(
-    model: Any,
-    block_size: int,
-    kv_cache_bytes: int | None,
-    max_positions: int | None,
-    max_num_seqs: int,
-) -> int:
-    """KV blocks fitting ``kv_cache_bytes`` (default: 1 GiB on CPU, half the free accelerator
-    memory), capped at ``max_num_seqs`` full contexts of ``max_positions`` tokens.
-
-    Raises:
-        ValueError: ``kv_cache_bytes`` is smaller than one block.
-    """
-    per_block = ModelRunner.kv_bytes_per_block(
-        model.config.get_text_config(), block_size, model.dtype
-    )
-    if kv_cache_bytes is None:
-        if model.device.type == "cuda":
-            free, _ = torch.cuda.mem_get_info(model.device)
-            kv_cache_bytes = int(free * GPU_KV_CACHE_FRACTION)
-        else:
-            kv_cache_bytes = CPU_KV_CACHE_BYTES
-    num_blocks = kv_cache_bytes // per_block
-    if max_positions is not None:
-        num_blocks = min(num_blocks, max_num_seqs * -(-max_positions // block_size))
-    if num_blocks < 1:
-        raise ValueError(f"kv_cache_bytes={kv_cache_bytes} holds no block of {per_block} bytes")
-    return num_blocks

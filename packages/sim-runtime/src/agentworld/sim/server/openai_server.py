@@ -29,7 +29,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from agentworld.sim.server.auth import UNAUTHORIZED, bearer_matches, check_exposure
-from agentworld.sim.server.batcher import Batcher
+from agentworld.sim.batcher import Batcher
 from agentworld.sim.server.chat import (
     ChatModel,
     ChatRequest,

@@ -1,0 +1,194 @@
+"""The text side of an ``hf`` world model: chat rendering, context fitting, the answer prefix
+and parsing of answers (:class:`ChatCodec`, a base of
+:class:`~agentworld.sim.backends.hf.HFWorldModel`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentworld.core import plugins
+from agentworld.core.formats import (
+    ACTION_PREFIX,
+    answer_prefix,
+    parse_footer,
+    parse_prediction,
+    previous_observation,
+    transcript_prompt,
+)
+from agentworld.core.protocols import TextExplainingDomain
+from agentworld.core.rationales import message_history, takes_history
+from agentworld.core.types import Prediction
+from agentworld.sim.generation import GenerationOutput
+from agentworld.sim.prompts import Message, fit_prompt
+from agentworld.sim.sampling import SamplingParams
+from agentworld.sim.simulator import FailedPrediction
+
+logger = logging.getLogger(__name__)
+
+STOP_TOKENS = ("<|im_end|>", "<|endoftext|>")
+TRANSCRIPT_STOP = f"\n{ACTION_PREFIX}"  # a CPT transcript's next action line
+
+
+def _explainer(domain: str | None) -> Callable[[str, str], str] | None:
+    """The ``explain_text`` of domain plugin ``domain``, or ``None`` (with a warning) when the
+    domain is unknown, not installed or writes no rationales from text."""
+    try:
+        found = plugins.get_domain(domain) if domain else None
+    except plugins.UnknownPluginError:
+        found = None
+    if not isinstance(found, TextExplainingDomain):
+        logger.warning(
+            "the checkpoint was trained with domain rationales, but domain %r cannot write them"
+            " (not installed, or no explain_text); the model writes them itself", domain
+        )
+        return None
+    return found.explain_text
+
+
+class ChatCodec:
+    """Chat messages to prompt ids and engine outputs to :class:`Prediction`, for a world model
+    with ``model``, ``tokenizer``, ``prompt_format``, ``params``, ``seed``, ``max_positions``,
+    ``stop_ids`` and ``explain_text`` (see :class:`~agentworld.sim.backends.hf.HFWorldModel`)."""
+
+    model: Any
+    tokenizer: Any
+    prompt_format: str
+    params: SamplingParams
+    seed: int | None
+    max_positions: int | None
+    stop_ids: frozenset[int]
+    explain_text: Callable[[str, str], str] | None
+    _request_index: Any  # itertools.count of requests (per-request seeds)
+
+    def _pad_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return pad if pad is not None else min(self.stop_ids, default=0)
+
+    def _stop_ids(self) -> list[int]:
+        ids: list[int] = []
+        generation_config = getattr(self.model, "generation_config", None)
+        for value in (
+            self.tokenizer.eos_token_id,
+            getattr(generation_config, "eos_token_id", None),
+        ):
+            ids += value if isinstance(value, list) else [value] if value is not None else []
+        vocab = self.tokenizer.get_vocab()
+        ids += [vocab[token] for token in STOP_TOKENS if token in vocab]
+        return sorted(set(ids))
+
+    def render(self, messages: Sequence[Message]) -> list[int]:
+        """Prompt ids ``[seq_len]`` of ``messages`` with the assistant generation prompt
+        (``"transcript"``: the transcript text, no special tokens)."""
+        if self.prompt_format == "transcript":
+            text = transcript_prompt(list(messages))
+            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        encoded = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True)
+        return list(encoded["input_ids"])
+
+    def prompt_budget(self, max_new_tokens: int) -> int | None:
+        """Most prompt tokens leaving room for ``max_new_tokens`` (at least half the context)."""
+        if self.max_positions is None:
+            return None
+        return max(self.max_positions - max_new_tokens, self.max_positions // 2)
+
+    def encode(self, messages: Sequence[Message], max_new_tokens: int | None = None) -> list[int]:
+        """Prompt ids ``[seq_len]`` for one request, fitted into :meth:`prompt_budget`."""
+        budget = self.prompt_budget(max_new_tokens or self.params.max_new_tokens)
+        if budget is None:
+            return self.render(messages)
+        fitted = fit_prompt(messages, self.render, budget)
+        if fitted.cut_tokens:
+            logger.warning(
+                "prompt exceeds %d tokens even without history: %d tokens cut from the middle "
+                "of its system message", budget, fitted.cut_tokens
+            )
+        elif fitted.dropped_turns:
+            logger.debug("dropped %d oldest turns to fit %d tokens", fitted.dropped_turns, budget)
+        return fitted.ids
+
+    def sampling_params(self, max_new_tokens: int | None = None) -> SamplingParams:
+        """The model's sampling parameters, with ``max_new_tokens`` when given."""
+        params = self.params
+        if max_new_tokens is None:
+            return params
+        return SamplingParams(max_new_tokens, params.temperature, params.top_p, stop=params.stop)
+
+    def turn_tokens(
+        self, previous_user: Message, answer: Message, user: Message
+    ) -> list[int] | None:
+        """Token ids ``[num_tokens]`` that extend the rendering of a history ending with
+        ``previous_user`` (generation prompt included) by ``answer`` and ``user`` (generation
+        prompt included), or ``None`` when the chat template does not render turn by turn
+        (the longer rendering does not start with the shorter one).
+
+        Rendered on these three messages alone, so the cost does not grow with the history;
+        the text after the generation prompt is tokenised apart, which equals tokenising the
+        whole history wherever a token cannot span the generation prompt's last token and the
+        answer (ChatML: a newline, then the ``<predicted_observation>`` tag).
+        """
+        render = self.tokenizer.apply_chat_template
+        head = render([previous_user], add_generation_prompt=True, tokenize=False)
+        full = render([previous_user, answer, user], add_generation_prompt=True, tokenize=False)
+        if not isinstance(full, str) or not full.startswith(head):
+            return None
+        return list(self.tokenizer(full[len(head) :], add_special_tokens=False)["input_ids"])
+
+    def answer_prefix(self, messages: Sequence[Message]) -> list[int]:
+        """Token ids ``[prefix_len]`` the simulator writes at the start of the answer: the
+        domain's rationale and the block's opening tag (``[]`` without ``reasoning``). A domain
+        whose ``explain_text`` takes ``history`` also gets the earlier steps of ``messages``
+        (:func:`agentworld.core.rationales.message_history`)."""
+        if self.explain_text is None or self.prompt_format != "chat" or not messages:
+            return []
+        action = messages[-1]["content"]
+        if takes_history(self.explain_text):  # the episode's earlier steps, as in training
+            rationale = self.explain_text(
+                action, previous_observation(list(messages)), history=message_history(messages)
+            )
+        else:
+            rationale = self.explain_text(action, previous_observation(list(messages)))
+        text = answer_prefix(rationale)
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def request_params(self, params: SamplingParams) -> SamplingParams:
+        """``params`` with this request's own seed (``seed + k`` for the ``k``-th request)."""
+        if self.seed is None or params.greedy:
+            return params
+        return SamplingParams(
+            params.max_new_tokens,
+            params.temperature,
+            params.top_p,
+            seed=self.seed + next(self._request_index),
+            stop=params.stop,
+        )
+
+    def prediction(
+        self, output: GenerationOutput, prefix: list[int], *, rewards: bool = False
+    ) -> Prediction:
+        """The :class:`Prediction` of one engine output (answer ``prefix`` written before it),
+        parsed once: the observation block and, with ``rewards``, the footer. A failed
+        request is a :class:`~agentworld.sim.simulator.FailedPrediction`."""
+        if output.finish_reason == "error":
+            logger.warning("world-model request failed: %s", output.error)
+            return FailedPrediction(text="", observation=None, error=output.error or "failed")
+        ids = output.token_ids
+        if output.finish_reason == "stop" and ids and ids[-1] in self.stop_ids:
+            ids = ids[:-1]
+        text = self.tokenizer.decode(prefix + list(ids), skip_special_tokens=True)
+        if self.prompt_format == "transcript":
+            head, stopped, _ = text.partition(TRANSCRIPT_STOP)
+            if not stopped and output.finish_reason == "stop":  # eos: documents end with "\n"
+                head, stopped = head.removesuffix("\n"), "eos"
+            observation = head if stopped else None
+        else:
+            observation = parse_prediction(text)
+        footer = parse_footer(text) if rewards and observation is not None else None
+        return Prediction(
+            text=text,
+            observation=observation,
+            num_tokens=len(output.token_ids),
+            reward=footer[0] if footer else None,
+            terminated=footer[1] if footer else None,
+        )

@@ -1,0 +1,141 @@
+"""``HFSession``: one episode on an ``hf`` world model, its chat text beside the engine's tokens.
+
+The engine holds the episode's token history (prompt and generated tokens of its last
+request, :class:`~agentworld.sim.generation.EpisodeEngine`); the session holds the same
+history as chat messages. A step renders only the new turn: the previous answer as the
+history records it, the end of its turn and the new user action with the generation prompt
+(:meth:`~agentworld.sim.backends.hf.HFWorldModel.turn_tokens`), and sends those tokens with the
+position they start at. The whole history is rendered again only when it must be: at the
+first step, after an answer that did not parse, with a ``history_window`` (the window slides),
+with the ``"transcript"`` prompt format, when the prompt outgrows the context budget (oldest
+turns are then dropped, :func:`agentworld.sim.prompts.fit_prompt`), or when the chat template
+does not render turn by turn.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from agentworld.core.formats import window_messages, wrap_observation
+from agentworld.core.types import Prediction
+from agentworld.sim.generation import GenerationOutput
+from agentworld.sim.prompts import Message
+
+if TYPE_CHECKING:
+    from agentworld.sim.backends.hf import HFWorldModel
+
+
+class HFSession:
+    """One episode of an :class:`~agentworld.sim.backends.hf.HFWorldModel`; implements
+    :class:`~agentworld.core.protocols.WorldModelSession`.
+
+    Args:
+        model: The world model.
+        messages: The history so far (``[system, (user, assistant) * T]``).
+        rewards: Answers must carry the reward footer to be kept.
+        history_window: Turns of history per request (``None``: all).
+        episode_id: The engine's id of the episode (default: a new one).
+    """
+
+    def __init__(
+        self,
+        model: HFWorldModel,
+        messages: list[Message],
+        *,
+        rewards: bool = False,
+        history_window: int | None = None,
+        episode_id: str | None = None,
+    ):
+        self.model, self.rewards, self.history_window = model, rewards, history_window
+        self.episode_id = episode_id or uuid.uuid4().hex
+        self._messages = messages
+        self._lock = threading.Lock()
+        # Tokens the engine's episode history starts with that render the history up to the
+        # last user message with the generation prompt; None: render the whole history.
+        self._held: int | None = None
+
+    def messages(self) -> list[Message]:
+        """A copy of the history."""
+        with self._lock:
+            return [dict(m) for m in self._messages]
+
+    def append(self, action: str, *, max_new_tokens: int | None = None) -> Future[Prediction]:
+        """The prediction after ``action``; the turn joins the history if it parsed.
+
+        Returns:
+            A future of the :class:`Prediction` (a :class:`~agentworld.sim.simulator.
+            FailedPrediction` when the request failed alone).
+        """
+        model = self.model
+        params = model.sampling_params(max_new_tokens)
+        user = {"role": "user", "content": action}
+        with self._lock:
+            prefix = model.answer_prefix([*self._messages, user])
+            ids, start = self._prompt(user, params.max_new_tokens + len(prefix))
+        engine_future = model.loop.submit(
+            ids + prefix, model.request_params(params), self.episode_id, start=start
+        )
+        result: Future[Prediction] = Future()
+        held = start + len(ids)
+
+        def finish(done: Future[GenerationOutput]) -> None:
+            try:
+                prediction = model.prediction(done.result(), prefix, rewards=self.rewards)
+                self._commit(user, prediction, held)
+            except BaseException as error:  # noqa: BLE001 -- handed to the caller
+                result.set_exception(error)
+            else:
+                result.set_result(prediction)
+
+        engine_future.add_done_callback(finish)
+        return result
+
+    def fork(self) -> HFSession:
+        """A new session with a copy of the history, sharing the engine's KV of it."""
+        with self._lock:
+            messages = [dict(m) for m in self._messages]
+        child = HFSession(
+            self.model, messages, rewards=self.rewards, history_window=self.history_window
+        )
+        self.model.loop.fork(self.episode_id, child.episode_id)
+        return child  # its first step renders in full: the fork may not have run yet
+
+    def close(self) -> None:
+        """Release the engine's state of this episode."""
+        self.model.loop.close_episode(self.episode_id)
+
+    def _prompt(self, user: Message, room: int) -> tuple[list[int], int]:
+        """``(token ids, start)`` of the next request, leaving ``room`` tokens to generate."""
+        model = self.model
+        incremental = (
+            self._held is not None
+            and self.history_window is None
+            and model.prompt_format == "chat"
+            and len(self._messages) >= 3
+        )
+        if incremental:
+            assert self._held is not None
+            tail = model.turn_tokens(self._messages[-2], self._messages[-1], user)
+            budget = model.prompt_budget(room)
+            if tail is not None and (budget is None or self._held + len(tail) <= budget):
+                return tail, self._held
+        request = window_messages([*self._messages, user], self.history_window)
+        return model.encode(request, room), 0
+
+    def _commit(self, user: Message, prediction: Prediction, held: int) -> None:
+        parsed = prediction.observation is not None and (
+            not self.rewards or prediction.reward is not None
+        )
+        with self._lock:
+            if not parsed:
+                self._held = None
+                return
+            assert prediction.observation is not None
+            answer = wrap_observation(
+                prediction.observation, reward=prediction.reward, terminated=prediction.terminated
+            )
+            self._messages += [user, {"role": "assistant", "content": answer}]
+            self._held = held

@@ -1,0 +1,79 @@
+"""The session API from the Simulator to the engine: a step sends only the new tokens, the
+history lives in the world model (text) and the engine (tokens), and the tokens equal what a
+full rendering of the history gives, so answers equal the static engine's on the whole
+history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentworld.core.builtins import ConstantWorldModel
+from agentworld.core.protocols import CardedWorldModel, SessionWorldModel, WorldModelSession
+from agentworld.sim import Simulator
+from agentworld.sim.backends.hf import HFBackend, HFWorldModel
+from agentworld.sim.engine import EngineLoop, PagedEngine
+
+SYSTEM = "You simulate a terminal.\n\nInitial observation:\n$ "
+
+
+def episode_tokens(wm: HFWorldModel, episode_id: str) -> list[int]:
+    assert isinstance(wm.engine, EngineLoop)
+    wm.engine.stats()  # the loop thread is between iterations after this read
+    engine: PagedEngine = wm.engine.engine
+    return list(engine.episodes[episode_id].token_ids)
+
+
+def test_capability_session_world_model(trained_dir: Path) -> None:
+    wm = HFBackend().load(str(trained_dir), max_new_tokens=40)
+    static = HFBackend().load(str(trained_dir), max_new_tokens=40, engine="static")
+    assert isinstance(wm, SessionWorldModel) and isinstance(static, SessionWorldModel)
+    assert not isinstance(ConstantWorldModel("empty"), SessionWorldModel)
+    session = wm.open_session(SYSTEM)
+    assert isinstance(session, WorldModelSession)
+    before = wm.engine.stats()  # type: ignore[attr-defined]
+    for turn, action in enumerate(["ls", "cat notes.md", "pwd", "echo hi > a.txt"]):
+        request = [*session.messages(), {"role": "user", "content": action}]
+        full = wm.encode(request)
+        prediction = session.append(action).result(timeout=120)
+        # the prompt built from the new tokens is the full rendering of the history
+        assert episode_tokens(wm, session.episode_id)[: len(full)] == full
+        [expected] = static.predict([request])
+        assert prediction.text == expected.text and prediction.observation == "hello.txt"
+        assert len(session.messages()) == 3 + 2 * turn
+    after = wm.engine.stats()  # type: ignore[attr-defined]
+    # from the second step on only the new turn is prefilled: the rest is pinned KV
+    assert after.num_computed_tokens - before.num_computed_tokens < 2 * len(full)
+    child = session.fork()
+    assert child.messages() == session.messages() and child.episode_id != session.episode_id
+    assert child.append("ls").result(timeout=120).observation == "hello.txt"
+    assert len(child.messages()) == len(session.messages()) + 2
+    child.close()
+    session.close()
+    assert wm.engine.stats().num_used_blocks == 0  # type: ignore[attr-defined]
+
+
+def test_session_on_the_static_engine_keeps_its_history(trained_dir: Path) -> None:
+    static = HFBackend().load(str(trained_dir), max_new_tokens=40, engine="static")
+    sim = Simulator(static)
+    a, b = sim.open_sync("You simulate a terminal.", "$ "), sim.open_sync("sys", "x")
+    for turn in range(2):
+        [expected] = static.predict([[*sim.messages(a), {"role": "user", "content": "ls"}]])
+        results = sim.step_many([(a, "ls"), (b, "pwd")])
+        assert [obs for obs, _ in results] == ["hello.txt", "hello.txt"]
+        assert results[0][1]["raw"] == expected.text and results[0][1]["turn"] == turn
+    assert len(sim.messages(a)) == len(sim.messages(b)) == 5
+
+
+def test_capability_carded_world_model(trained_dir: Path) -> None:
+    class Carded(ConstantWorldModel):
+        rewards = True
+        history_window = 1
+
+    assert isinstance(Carded("empty"), CardedWorldModel)
+    assert not isinstance(ConstantWorldModel("empty"), CardedWorldModel)
+    sim = Simulator(Carded("empty"))
+    assert (sim.rewards, sim.history_window) == (True, 1)
+    assert not Simulator(Carded("empty"), rewards=False).rewards
+    assert not Simulator(ConstantWorldModel("empty")).rewards
+    wm = HFBackend().load(str(trained_dir), max_new_tokens=40, history_window=1)
+    assert isinstance(wm, CardedWorldModel) and Simulator(wm).history_window == 1
