@@ -343,4 +343,4 @@ def test_engine_loop_joins_running_batch_and_survives_failures() -> None:
         loop.close_episode("missing").result(timeout=30)
     for e in ("first", "late", "late2"):
         loop.close_episode(e).result(timeout=30)
-    assert loop.call(lambda e: e.pool.num_free_blocks).result(timeout=30) == 64
+    assert loop.stats().num_used_blocks == 0 and engine.pool.num_free_blocks == 64

@@ -23,7 +23,7 @@ from agentworld.core.formats import OBS_CLOSE
 from agentworld.sim import SimVectorEnv
 from agentworld.sim.backends.hf import HFBackend
 from agentworld.sim.backends.openai_client import OpenAIWorldModel
-from agentworld.sim.engine import PagedEngine
+from agentworld.sim.engine import EngineLoop, PagedEngine
 from agentworld.sim.generation import StaticBatchEngine
 from agentworld.sim.sampling import SamplingParams
 from agentworld.sim.server import ChatRequest, HFChatModel, serve_in_thread
@@ -96,11 +96,17 @@ def static_engine(wm: Any) -> CountingEngine:
 
 
 class CountingPaged(PagedEngine):
-    """The paged engine (per-request sampling parameters), recording every generate call."""
+    """The paged engine (per-request sampling parameters), recording every generate call and
+    the requests in flight at every step."""
 
     def __init__(self, wm: Any):
         super().__init__(wm.model, stop_token_ids=wm.stop_ids, decode=wm.tokenizer.decode)
         self.calls: list[int] = []
+        self.in_flight: list[int] = []
+
+    def step(self):  # noqa: ANN201
+        self.in_flight.append(len(self._requests))
+        return super().step()
 
     def generate(self, prompts, params, **kwargs):  # noqa: ANN001, ANN003, ANN201
         self.calls.append(len(prompts))
@@ -111,7 +117,7 @@ class CountingPaged(PagedEngine):
 def paged_server(qwen3_dir: Path):
     """A server for the random tiny Qwen3 whose engine is the paged engine."""
     wm = HFBackend().load(str(qwen3_dir))
-    wm.engine = CountingPaged(wm)
+    wm.engine = EngineLoop(CountingPaged(wm))
     with serve_in_thread(HFChatModel(wm), "tiny", max_wait_s=0.05, max_n=4) as server:
         yield server, wm
 
@@ -228,16 +234,16 @@ def test_n_top_p_max_tokens_and_stop(random_server) -> None:
 
 
 def test_per_request_params_one_call_seeds_and_logprobs(paged_server) -> None:
-    """With the paged engine, requests with different sampling parameters share one generate
-    call; seeds make sampling reproducible whatever the batch; logprobs are the model's."""
+    """With the paged engine, requests with different sampling parameters run in one batch;
+    seeds make sampling reproducible whatever the batch; logprobs are the model's."""
     server, wm = paged_server
     messages = requests(1)[0]
     chat = HFChatModel(wm)
     seeded = ChatRequest(messages, max_tokens=12, n=2, temperature=1.5, seed=3)
     scored = ChatRequest(messages, max_tokens=4, temperature=0.0, logprobs=True)
-    before = len(wm.engine.calls)
+    before = len(wm.engine.engine.in_flight)
     direct = chat.generate([chat.prepare(seeded), chat.prepare(scored)])
-    assert wm.engine.calls[before:] == [3]  # three rows, mixed parameters, one call
+    assert wm.engine.engine.in_flight[before] == 3  # three rows, mixed parameters, one batch
 
     url = f"{server.base_url}/chat/completions"
     body = {"model": "tiny", "messages": messages, "temperature": 1.5, "max_tokens": 12}

@@ -30,7 +30,7 @@ class BatchLoop:
 
     def __init__(self, engine: TokenEngine):
         self.engine = engine
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._queue: list[tuple[list[int], SamplingParams, str | None, Future[GenerationOutput]]] = []
         self._episodes: dict[str, list[int]] = {}
         self._in_flight: set[str] = set()
@@ -66,6 +66,17 @@ class BatchLoop:
                 self._thread = threading.Thread(target=self._run, name="batch-engine")
                 self._thread.start()
         return future
+
+    def submit_many(
+        self,
+        prompts: Sequence[Sequence[int]],
+        params: Sequence[SamplingParams],
+        episode_ids: Sequence[str | None] | None = None,
+    ) -> list[Future[GenerationOutput]]:
+        """:meth:`submit` ``[batch]`` whole prompts queued together (they share a batch)."""
+        episodes = list(episode_ids) if episode_ids is not None else [None] * len(prompts)
+        with self._lock:  # the loop thread takes the queue under this lock: all or none
+            return [self.submit(p, sp, e) for p, sp, e in zip(prompts, params, episodes, strict=True)]
 
     def fork(self, parent_id: str, child_id: str) -> Future[None]:
         """Start ``child_id`` with ``parent_id``'s history (an unknown parent: empty)."""

@@ -1,4 +1,6 @@
-"""Gathering concurrent asyncio requests into batched calls of a blocking function."""
+"""Gathering concurrent asyncio requests into batched calls of a blocking function: the OpenAI
+server's requests, and the :class:`~agentworld.sim.simulator.Simulator`'s steps on a world model
+without the session API."""
 
 from __future__ import annotations
 

@@ -145,7 +145,8 @@ class EpisodeEngine(Protocol):
 
     ``submit(prompt_ids, params, episode_id, start=k)`` runs a request whose prompt is the
     episode's first ``k`` tokens followed by ``prompt_ids`` (``k=0``: ``prompt_ids`` is the
-    whole prompt); concurrent requests are batched by the engine. ``fork(parent, child)``
+    whole prompt); concurrent requests are batched by the engine; ``submit_many(prompts,
+    params, episode_ids)`` queues ``[batch]`` whole prompts together. ``fork(parent, child)``
     starts ``child`` with ``parent``'s history; ``close_episode`` forgets one. Each returns a
     ``concurrent.futures.Future``. :class:`~agentworld.sim.engine.EngineLoop` (continuous
     batching) and :class:`~agentworld.sim.batch_loop.BatchLoop` (any :class:`TokenEngine`,
@@ -160,6 +161,13 @@ class EpisodeEngine(Protocol):
         *,
         start: int = 0,
     ) -> Future[GenerationOutput]: ...
+
+    def submit_many(
+        self,
+        prompts: Sequence[Sequence[int]],
+        params: Sequence[SamplingParams],
+        episode_ids: Sequence[str | None] | None = None,
+    ) -> list[Future[GenerationOutput]]: ...
 
     def fork(self, parent_id: str, child_id: str) -> Future[None]: ...
 

@@ -22,6 +22,7 @@ import asyncio
 import threading
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,11 +242,7 @@ class Simulator:
         [step] = self._reserve([episode_id], [action_text])
         try:
             if self._sessions:
-                state = self._episodes[episode_id]
-                assert state.session is not None
-                step.started = True
-                future = state.session.append(action_text, max_new_tokens=self.max_new_tokens)
-                [result] = self._finish([step], [await asyncio.wrap_future(future)])
+                result = await self._append(step)
             else:
                 result = await self._batcher.submit(step)
         except asyncio.CancelledError:
@@ -280,6 +277,32 @@ class Simulator:
                 if step.episode_id in self._episodes:
                     self._episodes[step.episode_id].busy = False
 
+    async def _append(self, step: _Step) -> StepResult:
+        """One session step. Its bookkeeping runs when the prediction arrives, even if the
+        caller stopped waiting (the world model records the turn all the same)."""
+        with self._lock:
+            session = self._get(step.episode_id).session
+        assert session is not None
+        try:
+            future = session.append(step.action, max_new_tokens=self.max_new_tokens)
+        except BaseException:
+            self._release([step])
+            raise
+        step.started = True
+        finished: Future[StepResult] = Future()
+
+        def finish(done: Future[Prediction]) -> None:
+            try:
+                [result] = self._finish([step], [done.result()])
+            except BaseException as error:  # noqa: BLE001 -- handed to the caller
+                self._release([step])
+                finished.set_exception(error)
+            else:
+                finished.set_result(result)
+
+        future.add_done_callback(finish)
+        return await asyncio.shield(asyncio.wrap_future(finished))
+
     def _run_sessions(self, steps: Sequence[_Step]) -> list[StepResult]:
         """Append every step to its session (the engine batches them) and wait for all."""
         with self._lock:
@@ -292,6 +315,10 @@ class Simulator:
                 step.started = True
         finally:
             self._release(steps[len(futures) :])
+        errors = [f.exception() for f in futures]
+        if any(e is not None for e in errors):
+            self._release(steps)
+            raise next(e for e in errors if e is not None)
         return self._finish(steps, [f.result() for f in futures])
 
     def _run_steps(self, steps: Sequence[_Step]) -> list[StepResult]:

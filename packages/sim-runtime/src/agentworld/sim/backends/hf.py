@@ -192,9 +192,19 @@ class HFWorldModel(ChatCodec):
                 f"engine must be 'paged', 'static', 'beam' or a TokenEngine, got {engine!r}"
             )
         self.engine: TokenEngine = engine
-        #: What requests are submitted to: the engine itself when it takes single requests
-        #: (the paged engine's loop), else a :class:`BatchLoop` around it.
-        self.loop: EpisodeEngine = engine if isinstance(engine, EpisodeEngine) else BatchLoop(engine)
+        self._batch_loop: BatchLoop | None = None
+
+    @property
+    def loop(self) -> EpisodeEngine:
+        """What requests are submitted to: :attr:`engine` itself when it is an
+        :class:`~agentworld.sim.generation.EpisodeEngine` (the paged engine's loop), else a
+        :class:`BatchLoop` around it (one per engine)."""
+        engine = self.engine
+        if isinstance(engine, EpisodeEngine):
+            return engine
+        if self._batch_loop is None or self._batch_loop.engine is not engine:
+            self._batch_loop = BatchLoop(engine)
+        return self._batch_loop
 
     @classmethod
     def from_pretrained(
@@ -271,10 +281,9 @@ class HFWorldModel(ChatCodec):
             self.encode(messages, params.max_new_tokens + len(prefix)) + prefix
             for messages, prefix in zip(requests, prefixes)
         ]
-        futures = [
-            self.loop.submit(prompt, self.request_params(params), episode_id)
-            for prompt, episode_id in zip(prompts, episode_ids or [None] * len(prompts))
-        ]
+        futures = self.loop.submit_many(
+            prompts, [self.request_params(params) for _ in prompts], episode_ids
+        )
         return [
             self.prediction(future.result(), prefix, rewards=self.rewards)
             for future, prefix in zip(futures, prefixes)

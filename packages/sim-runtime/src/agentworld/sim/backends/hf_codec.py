@@ -95,9 +95,14 @@ class ChatCodec:
 
     def encode(self, messages: Sequence[Message], max_new_tokens: int | None = None) -> list[int]:
         """Prompt ids ``[seq_len]`` for one request, fitted into :meth:`prompt_budget`."""
-        budget = self.prompt_budget(max_new_tokens or self.params.max_new_tokens)
+        return self.fit(messages, max_new_tokens or self.params.max_new_tokens)[0]
+
+    def fit(self, messages: Sequence[Message], max_new_tokens: int) -> tuple[list[int], bool]:
+        """``(prompt ids [seq_len], fitted)``: :meth:`encode`'s ids and whether turns were
+        dropped or the system message cut to fit :meth:`prompt_budget`."""
+        budget = self.prompt_budget(max_new_tokens)
         if budget is None:
-            return self.render(messages)
+            return self.render(messages), False
         fitted = fit_prompt(messages, self.render, budget)
         if fitted.cut_tokens:
             logger.warning(
@@ -106,7 +111,7 @@ class ChatCodec:
             )
         elif fitted.dropped_turns:
             logger.debug("dropped %d oldest turns to fit %d tokens", fitted.dropped_turns, budget)
-        return fitted.ids
+        return fitted.ids, bool(fitted.cut_tokens or fitted.dropped_turns)
 
     def sampling_params(self, max_new_tokens: int | None = None) -> SamplingParams:
         """The model's sampling parameters, with ``max_new_tokens`` when given."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from typing import TYPE_CHECKING
 
 from agentworld.core.formats import window_messages, wrap_observation
@@ -76,19 +76,26 @@ class HFSession:
             prefix = model.answer_prefix([*self._messages, user])
             ids, start = self._prompt(user, params.max_new_tokens + len(prefix))
         engine_future = model.loop.submit(
-            ids + prefix, model.request_params(params), self.episode_id, start=start
+            ids + prefix, model.request_params(params), self.episode_id, start=start or 0
         )
         result: Future[Prediction] = Future()
-        held = start + len(ids)
+        held = None if start is None else start + len(ids)
 
         def finish(done: Future[GenerationOutput]) -> None:
             try:
                 prediction = model.prediction(done.result(), prefix, rewards=self.rewards)
                 self._commit(user, prediction, held)
             except BaseException as error:  # noqa: BLE001 -- handed to the caller
-                result.set_exception(error)
+                outcome: tuple[Prediction | None, BaseException | None] = (None, error)
             else:
-                result.set_result(prediction)
+                outcome = (prediction, None)
+            try:
+                if outcome[1] is not None:
+                    result.set_exception(outcome[1])
+                else:
+                    result.set_result(outcome[0])  # type: ignore[arg-type]
+            except InvalidStateError:  # cancelled by the caller: the turn is recorded anyway
+                pass
 
         engine_future.add_done_callback(finish)
         return result
@@ -107,8 +114,10 @@ class HFSession:
         """Release the engine's state of this episode."""
         self.model.loop.close_episode(self.episode_id)
 
-    def _prompt(self, user: Message, room: int) -> tuple[list[int], int]:
-        """``(token ids, start)`` of the next request, leaving ``room`` tokens to generate."""
+    def _prompt(self, user: Message, room: int) -> tuple[list[int], int | None]:
+        """``(token ids, start)`` of the next request, leaving ``room`` tokens to generate;
+        ``start`` is ``None`` for a whole history that had to be fitted (the next step renders
+        it whole again: the fitting depends on the whole)."""
         model = self.model
         incremental = (
             self._held is not None
@@ -123,9 +132,10 @@ class HFSession:
             if tail is not None and (budget is None or self._held + len(tail) <= budget):
                 return tail, self._held
         request = window_messages([*self._messages, user], self.history_window)
-        return model.encode(request, room), 0
+        ids, fitted = model.fit(request, room)
+        return ids, None if fitted else 0
 
-    def _commit(self, user: Message, prediction: Prediction, held: int) -> None:
+    def _commit(self, user: Message, prediction: Prediction, held: int | None) -> None:
         parsed = prediction.observation is not None and (
             not self.rewards or prediction.reward is not None
         )

@@ -66,6 +66,26 @@ class EngineLoop:
         self._post(add, result, resolve=False)
         return result
 
+    def submit_many(
+        self,
+        prompts: Seq[Seq[int]],
+        params: Seq[SamplingParams],
+        episode_ids: Seq[str | None] | None = None,
+    ) -> list[Future[GenerationOutput]]:
+        """:meth:`submit` ``[batch]`` requests added together (between the same two
+        iterations)."""
+        episodes = list(episode_ids) if episode_ids is not None else [None] * len(prompts)
+        futures: list[Future[GenerationOutput]] = [Future() for _ in prompts]
+        items = list(zip(prompts, params, episodes, futures, strict=True))
+
+        def add() -> None:
+            for prompt_ids, sampling, episode_id, future in items:
+                request_id = self.engine.add_request(prompt_ids, sampling, episode_id=episode_id)
+                self._futures[request_id] = future
+
+        self._post(add, Future(), resolve=False)
+        return futures
+
     def close_episode(self, episode_id: str) -> Future[None]:
         """Run :meth:`PagedEngine.close` between iterations (a ``KeyError`` goes to the
         future)."""
@@ -100,9 +120,7 @@ class EngineLoop:
         """Submit ``[batch]`` prompts and wait for their outputs (input order)."""
         n = len(prompts)
         params_list = [params] * n if isinstance(params, SamplingParams) else list(params)
-        episodes = list(episode_ids) if episode_ids is not None else [None] * n
-        futures = [self.submit(p, sp, e) for p, sp, e in zip(prompts, params_list, episodes)]
-        return [f.result() for f in futures]
+        return [f.result() for f in self.submit_many(prompts, params_list, episode_ids)]
 
     def _post(
         self, fn: Callable[[], Any], future: Future[Any] | None = None, *, resolve: bool = True

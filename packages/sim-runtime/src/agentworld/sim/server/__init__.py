@@ -1,8 +1,8 @@
 """Servers over a loaded checkpoint: :mod:`.openai_server` (OpenAI-compatible chat completions).
 
-``chat`` is the backend seam (:class:`ChatModel`), ``batcher`` gathers concurrent
-requests into batched calls, ``protocol`` is the OpenAI wire format, ``thread`` runs
-a server in a background thread.
+``chat`` is the backend seam (:class:`ChatModel`), :mod:`agentworld.sim.batcher` gathers
+concurrent requests into batched calls, ``protocol`` is the OpenAI wire format, ``thread``
+runs a server in a background thread.
 """
 
 from agentworld.sim.server.chat import ChatModel, ChatRequest, HFChatModel, chat_model_for

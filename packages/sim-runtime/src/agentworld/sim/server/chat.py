@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from concurrent.futures import Future
 from typing import Any, Literal, Protocol, runtime_checkable
 
 Message = dict[str, str]
@@ -205,7 +204,7 @@ class HFChatModel:
         """Results ``[batch]`` in input order, every choice of every request."""
         from agentworld.sim.sampling import SamplingParams
 
-        rows: list[tuple[int, int, Future[Any]]] = []  # (request index, choice index, output)
+        rows: list[tuple[int, int, SamplingParams]] = []  # (request index, choice index, params)
         for i, prepared in enumerate(batch):
             r = prepared.request
             for choice in range(r.n):
@@ -218,9 +217,12 @@ class HFChatModel:
                     stop=r.stop,
                     logprobs=r.logprobs,
                 )
-                rows.append((i, choice, self.world_model.loop.submit(prepared.prompt_ids, params)))
+                rows.append((i, choice, params))
+        futures = self.world_model.loop.submit_many(
+            [batch[i].prompt_ids for i, _, _ in rows], [params for _, _, params in rows]
+        )
         results = [ChatResult(len(p.prompt_ids), [None] * p.request.n) for p in batch]  # type: ignore[list-item]
-        for i, choice, future in rows:
+        for (i, choice, _), future in zip(rows, futures, strict=True):
             output = future.result()
             results[i].choices[choice] = self._choice(batch[i].request, output)
             if output.finish_reason == "error":

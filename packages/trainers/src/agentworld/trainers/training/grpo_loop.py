@@ -130,19 +130,13 @@ class GrpoLoop(TrainLoop):
     # -- the step -------------------------------------------------------------------------
 
     def _engine_stats(self) -> Any:
-        """The engine's counters: ``EngineLoop.stats()`` where the loop has that public method,
-        else read through ``EngineLoop.call`` (the engine API is moving to the former)."""
-        if callable(getattr(self.engine, "stats", None)):
-            return self.engine.stats()
-        return self.engine.call(lambda e: e.stats).result()
+        """The engine's counters (``EngineLoop.stats()``)."""
+        return self.engine.stats()
 
     def _new_model_version(self, salt: str) -> None:
-        """Drop the engine's prefix cache, ``salt`` the new model version (as
-        :meth:`_engine_stats`, through ``reset_prefix_cache`` where the loop has it)."""
-        if callable(getattr(self.engine, "reset_prefix_cache", None)):
-            self.engine.reset_prefix_cache(salt)
-        else:
-            self.engine.call(lambda e: e.reset_prefix_cache(salt)).result()
+        """Drop the engine's prefix cache, ``salt`` the new model version
+        (``EngineLoop.reset_prefix_cache``)."""
+        self.engine.reset_prefix_cache(salt)
 
     def training_step(self) -> dict[str, Any]:
         cfg, acc = self.cfg, self.acc

@@ -21,7 +21,6 @@ from agentworld.core.evaluate import transitions
 from agentworld.core.formats import OBS_CLOSE, parse_prediction
 from agentworld.core.types import Episode
 from agentworld.sim.backends.hf import HFWorldModel
-from agentworld.sim.engine import EngineLoop
 from agentworld.sim.prompts import fit_prompt
 from agentworld.sim.sampling import SamplingParams
 
@@ -159,12 +158,9 @@ def generate_groups(
         ``[num_prompts * group_size]`` rollouts, the ``G`` answers of a prompt consecutive.
 
     Raises:
-        TypeError: the world model does not run the paged engine.
         RuntimeError: a request failed (e.g. the KV pool is too small for it).
     """
-    loop = world_model.engine
-    if not isinstance(loop, EngineLoop):
-        raise TypeError("generate_groups needs an HFWorldModel with engine='paged'")
+    loop = world_model.loop  # the paged engine's loop: each group shares its prompt's KV
     assert len(seeds) == len(indices) * group_size, "one seed per answer"
     parents = [f"{tag}/{k}" for k in range(len(indices))]
     prefill = SamplingParams(max_new_tokens=1)
