@@ -184,7 +184,8 @@ def test_collect_cli_writes_episodes(tmp_path):
 class RealEnvOracle:
     """A perfect world model: answers each action with the real env's next observation + footer."""
 
-    rewards = True
+    rewards = True  # a CardedWorldModel: answers carry the reward footer
+    history_window = None
 
     def __init__(self, env):
         self.env, self.real = env, []

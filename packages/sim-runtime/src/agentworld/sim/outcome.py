@@ -44,7 +44,8 @@ def resolve_reward_source(requested: str | None, domain: Any, model_rewards: boo
     if requested == "model" and not model_rewards:
         raise ValueError(
             "reward_source='model' needs a world model whose answers carry the reward footer "
-            "(a checkpoint trained on episodes of a domain with defines_rewards, or rewards=True)"
+            "(a checkpoint trained on episodes of a domain with defines_rewards, a world model "
+            "declaring CardedWorldModel's rewards=True and history_window, or rewards=True)"
         )
     if requested == "verifier" and not has_verify:
         name = domain.name if domain is not None else None
