@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
 from transformers import Qwen3ForCausalLM
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -42,3 +43,6 @@ rank = int(os.environ["RANK"])
 (out / f"rank{rank}.json").write_text(
     json.dumps({"world": int(os.environ["WORLD_SIZE"]), "losses": losses})
 )
+if dist.is_initialized():  # tear the gloo group down before exit (see dist_time_budget.py)
+    dist.barrier()
+    dist.destroy_process_group()

@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+import torch.distributed as dist
+
 from agentworld.trainers.training.config import TrainConfig
 from agentworld.trainers.training.loop import time_is_up
 from agentworld.trainers.training.setup import make_accelerator
@@ -21,3 +23,7 @@ rank = acc.process_index
 answers = [time_is_up(acc, 10.0, 5.0 + 10.0 * rank), time_is_up(acc, 10.0, 1.0),
            time_is_up(acc, None, 99.0)]  # fmt: skip
 (out / f"rank{rank}.json").write_text(json.dumps({"world": acc.num_processes, "stop": answers}))
+# leave together and tear the gloo group down: a rank that exits with the group alive can
+# abort in its destructor ("terminate called without an active exception")
+acc.wait_for_everyone()
+dist.destroy_process_group()
