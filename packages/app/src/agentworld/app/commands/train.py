@@ -65,7 +65,23 @@ def train_cmd(
         raise typer.BadParameter(f"stage {stage!r} needs --model (a preset name or checkpoint)",
                                  param_hint="--model")
     path = trainer.train(_training_episodes(data) if data is not None else [], options)
+    _leave_process_group()
     console.print(f"{stage} output -> {path}")
+
+
+def _leave_process_group() -> None:
+    """Under ``torchrun``: wait for every rank, then destroy the process group the trainer joined.
+
+    A rank that exits with a gloo group alive can abort in the group's destructor ("terminate
+    called without an active exception") and fail the whole launch. Imports nothing: a process
+    that never loaded ``torch.distributed`` has no group.
+    """
+    import sys
+
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def _training_episodes(url: str) -> list:
