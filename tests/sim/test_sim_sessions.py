@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentworld.core.builtins import ConstantWorldModel
-from agentworld.core.protocols import CardedWorldModel, SessionWorldModel, WorldModelSession
+from agentworld.core.world_models import CardedWorldModel, SessionWorldModel, WorldModelSession
 from agentworld.sim import Simulator
 from agentworld.sim.backends.hf import HFBackend, HFWorldModel
 from agentworld.sim.engine import EngineLoop, PagedEngine

@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentworld.app.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
+from agentworld.app.tables import print_fidelity
 from agentworld.core import plugins
 from agentworld.core.collect import collect, split
 from agentworld.core.dataformats import read_any_episodes
@@ -231,7 +232,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
         state.facts["eval"]["ood_transitions"] = len(ood_items)
     state.eval_result = result
     paths = write_report(result, state.dir, extra=state.report_facts(), loss_logs=state.loss_logs())
-    _print_overall(result, console)
+    print_fidelity(result, console)
     return paths
 
 
@@ -253,45 +254,6 @@ def _optional_domain(name: str) -> Any:
         return plugins.get_domain(name)
     except plugins.UnknownPluginError:
         return None
-
-
-def _print_overall(result: Any, console: Console) -> None:
-    """Print mean fidelity per model and metric: all transitions, then those with non-empty real output."""
-    for title, table_data, n in (
-        ("held-out fidelity (mean)", result.overall, result.num_transitions),
-        ("held-out fidelity, non-empty real output (mean)", result.nonempty, result.num_nonempty),
-    ):
-        if not table_data:
-            continue
-        table = Table(title=f"{title}, n={n}")
-        table.add_column("model")
-        for metric in result.metrics:
-            table.add_column(metric, justify="right")
-        for model, per_metric in table_data.items():
-            table.add_row(model, *(f"{per_metric[m].mean:.3f}" for m in result.metrics))
-        console.print(table)
-    if len(result.splits) > 1 or result.num_consistency:
-        _print_splits(result, console)
-
-
-def _print_splits(result: Any, console: Console) -> None:
-    """Print exact match (else the main metric) per split side by side, with the in-episode
-    consistency subset of each split."""
-    metric = "exact_match" if "exact_match" in result.metrics else result.main_metric
-    table = Table(title=f"{metric} by split (in-episode consistency: output depends on earlier steps)")
-    table.add_column("subset")
-    table.add_column("n", justify="right")
-    for model in result.models:
-        table.add_column(model, justify="right")
-    for split, sizes in result.splits.items():
-        for label, groups, n in ((split, result.by_split, sizes["transitions"]),
-                                 (f"{split}, non-empty", result.by_split_nonempty, sizes["nonempty"]),
-                                 (f"{split}, consistency", result.by_split_consistency,
-                                  sizes["consistency"])):
-            if n:
-                table.add_row(label, str(n), *(f"{groups[m][split][metric].mean:.3f}"
-                                               for m in result.models))
-    console.print(table)
 
 
 def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:

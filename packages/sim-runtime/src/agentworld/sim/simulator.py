@@ -5,13 +5,13 @@ and initial observation, exactly as :func:`agentworld.core.formats.system_messag
 renders them for training), then per step the user's action and the
 assistant's ``<predicted_observation>`` block.
 
-A world model with the session API (:class:`~agentworld.core.protocols.SessionWorldModel`,
+A world model with the session API (:class:`~agentworld.core.world_models.SessionWorldModel`,
 e.g. the ``hf`` backend's) holds each episode's history itself, as text beside the engine's
 tokens: a step sends only the new action, and the engine batches concurrent steps (there is
 no batching here). Any other :class:`WorldModel` is sent whole histories: concurrent
 :meth:`Simulator.step` calls are gathered into one ``predict`` call
 (:class:`~agentworld.sim.batcher.Batcher`), with ``episode_ids`` when it is an
-:class:`~agentworld.core.protocols.EpisodicWorldModel` (whose ``close_episode`` /
+:class:`~agentworld.core.world_models.EpisodicWorldModel` (whose ``close_episode`` /
 ``fork_episode`` then release or share per-episode state). A request that failed alone is a
 :class:`FailedPrediction`.
 """
@@ -33,14 +33,14 @@ from agentworld.core.formats import (
     window_messages,
     wrap_observation,
 )
-from agentworld.core.protocols import (
+from agentworld.core.protocols import WorldModel
+from agentworld.core.types import Episode, Observation, Prediction, Task
+from agentworld.core.world_models import (
     CardedWorldModel,
     EpisodicWorldModel,
     SessionWorldModel,
-    WorldModel,
     WorldModelSession,
 )
-from agentworld.core.types import Episode, Observation, Prediction, Task
 from agentworld.sim.batcher import Batcher
 
 Message = dict[str, str]
@@ -97,7 +97,7 @@ class Simulator:
             sessions).
         max_new_tokens: Generation limit per step (``None``: model default).
         rewards: Answers carry the reward footer (``None``: the world model's ``rewards``
-            when it is a :class:`~agentworld.core.protocols.CardedWorldModel`, e.g. from its
+            when it is a :class:`~agentworld.core.world_models.CardedWorldModel`, e.g. from its
             checkpoint card, else ``False``).
         history_window: Turns of history per request (``None``: the world model's
             ``history_window`` when it is a ``CardedWorldModel``, else the whole history).

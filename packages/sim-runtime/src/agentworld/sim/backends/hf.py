@@ -60,7 +60,7 @@ class HFWorldModel(ChatCodec):
     requests that arrive while a batch runs form the next one).
 
     :meth:`open_session` starts an episode held here (the session API,
-    :class:`~agentworld.core.protocols.SessionWorldModel`): each step sends only the new
+    :class:`~agentworld.core.world_models.SessionWorldModel`): each step sends only the new
     action's tokens (:class:`~agentworld.sim.backends.hf_session.HFSession`).
 
     Args:
@@ -298,7 +298,7 @@ class HFWorldModel(ChatCodec):
         episode_id: str | None = None,
     ) -> HFSession:
         """Start an episode from its system message (the session API,
-        :class:`~agentworld.core.protocols.SessionWorldModel`).
+        :class:`~agentworld.core.world_models.SessionWorldModel`).
 
         Args:
             system: The system message (:func:`agentworld.core.formats.system_message`).

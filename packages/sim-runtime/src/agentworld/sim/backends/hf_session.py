@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 class HFSession:
     """One episode of an :class:`~agentworld.sim.backends.hf.HFWorldModel`; implements
-    :class:`~agentworld.core.protocols.WorldModelSession`.
+    :class:`~agentworld.core.world_models.WorldModelSession`.
 
     Args:
         model: The world model.

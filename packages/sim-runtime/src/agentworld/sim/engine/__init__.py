@@ -2,9 +2,9 @@
 
 ``blocks`` (block pool, chained hashes), ``sequence`` (episode state), ``scheduler``
 (token-budget batching, admission, preemption), ``runner`` (packed forward passes),
-``paged`` (:class:`PagedEngine`), ``stats`` (:class:`EngineStats`), ``sizing`` (default KV
-budget) and ``loop`` (:class:`EngineLoop`, the engine on a background thread, shared by
-many callers).
+``paged`` (:class:`PagedEngine`), ``checks`` (why a request is refused), ``stats``
+(:class:`EngineStats`), ``sizing`` (default KV budget) and ``loop`` (:class:`EngineLoop`,
+the engine on a background thread, shared by many callers).
 """
 
 from agentworld.sim.engine.loop import EngineLoop

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from agentworld.sim.engine.checks import request_error
 from agentworld.sim.engine.blocks import BlockPool
 from agentworld.sim.engine.runner import ForwardItem, ModelRunner
 from agentworld.sim.engine.scheduler import Scheduler
@@ -169,12 +170,22 @@ class PagedEngine:
         A bad request (empty prompt, unknown token id, no room left in the context window,
         more KV blocks than the pool has, stop strings without ``decode``, its episode
         already in flight, ``start`` beyond the episode's history) does not raise: its
-        output has ``finish_reason == "error"``.
+        output has ``finish_reason == "error"`` (:mod:`agentworld.sim.engine.checks`).
         """
         request_id = f"req-{next(self._ids)}"
         self._stats.num_requests += 1
         prompt = list(prompt_ids)
-        error = self._check(prompt, params, episode_id, start)
+        error = request_error(
+            prompt,
+            params,
+            start=start,
+            episode_id=episode_id,
+            episode=self.episodes.get(episode_id) if episode_id is not None else None,
+            pool=self.pool,
+            vocab_size=self.vocab_size,
+            max_positions=self.max_positions,
+            has_decode=self.decode is not None,
+        )
         if error is not None:
             self._fail(request_id, error)
             return request_id
@@ -195,40 +206,6 @@ class PagedEngine:
         self.scheduler.add(seq)
         self._requests[request_id] = seq
         return request_id
-
-    def _check(
-        self, prompt: list[int], params: SamplingParams, episode_id: str | None, start: int
-    ) -> str | None:
-        episode = self.episodes.get(episode_id) if episode_id is not None else None
-        held = len(episode.token_ids) if episode is not None else 0
-        if not 0 <= start <= held:
-            return f"start={start} is not within the episode's history of {held} tokens"
-        if not prompt:
-            return "the prompt is empty"
-        if self.vocab_size is not None and not all(0 <= t < self.vocab_size for t in prompt):
-            bad = next(t for t in prompt if not 0 <= t < self.vocab_size)
-            return f"token id {bad} is outside the vocabulary [0, {self.vocab_size})"
-        length = start + len(prompt)
-        if self.max_positions is not None and length >= self.max_positions:
-            return (
-                f"the prompt has {length} tokens; the context window holds "
-                f"{self.max_positions} positions, so at most {self.max_positions - 1} fit"
-            )
-        if getattr(params, "stop", ()) and self.decode is None:
-            return "stop strings need the engine's decode function"
-        total = length + params.max_new_tokens
-        if self.max_positions is not None:
-            total = min(total, self.max_positions)
-        need = -(-total // self.pool.block_size)
-        if need > self.pool.num_blocks:
-            return (
-                f"the request needs {need} KV blocks ({length} prompt + up to "
-                f"{params.max_new_tokens} new tokens, {self.pool.block_size} per block) but the "
-                f"pool has {self.pool.num_blocks}; raise num_blocks/kv_cache_bytes or shorten it"
-            )
-        if episode is not None and episode.in_flight:
-            return f"episode {episode_id!r} already has a request in flight"
-        return None
 
     def _fail(self, request_id: str, error: str) -> None:
         self._stats.num_errors += 1
