@@ -14,11 +14,12 @@ the WebSocket handshake alike; keys are compared in constant time.
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
 import secrets
 from collections.abc import Collection
 from typing import Any
+
+from starlette.responses import JSONResponse
 
 logger = logging.getLogger(__name__)
 
@@ -100,11 +101,7 @@ class BearerAuthMiddleware:
         if kind == "websocket":
             await send({"type": "websocket.close", "code": 1008, "reason": "unauthorized"})
             return
-        body = json.dumps({"detail": UNAUTHORIZED}).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"www-authenticate", b"Bearer"),
-        ]
-        await send({"type": "http.response.start", "status": 401, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        refusal = JSONResponse(
+            {"detail": UNAUTHORIZED}, 401, headers={"www-authenticate": "Bearer"}
+        )
+        await refusal(scope, receive, send)

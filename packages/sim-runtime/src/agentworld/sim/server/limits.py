@@ -8,11 +8,11 @@ grows the server's memory.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
 
 Scope = dict[str, Any]
 
@@ -57,7 +57,8 @@ class BodyLimitMiddleware:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await self._refuse(send, f"Content-Length {declared.decode(errors='replace')}")
+            what = f"Content-Length {declared.decode(errors='replace')}"
+            await self._refuse(scope, receive, send, what)
             return
         received = 0
 
@@ -76,12 +77,7 @@ class BodyLimitMiddleware:
         """The refusal message for ``what`` (names the limit, in bytes)."""
         return f"request too large: {what} exceeds the limit of {self.max_bytes} bytes"
 
-    async def _refuse(self, send: Any, what: str) -> None:
-        body = json.dumps(self.error_body(self.detail(what))).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-        ]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+    async def _refuse(self, scope: Scope, receive: Any, send: Any, what: str) -> None:
+        body = self.error_body(self.detail(what))
+        refusal = JSONResponse(body, 413, headers={"connection": "close"})
+        await refusal(scope, receive, send)
