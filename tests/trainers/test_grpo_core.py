@@ -37,6 +37,17 @@ def test_kl_coef_still_works_with_a_deprecation_warning() -> None:
         validate_config(RlConfig, {**BASE, "kl_coef": 0.02, "beta": 0.1})
 
 
+def test_rl_refuses_packing_naming_the_option_and_what_is_valid() -> None:
+    """A packed row holds several prompts, which the GRPO loop cannot map back to one prompt:
+    refused when the options are validated, before any model loads."""
+    with pytest.raises(ConfigError) as refused:
+        validate_config(RlConfig, {**BASE, "packing": True})
+    message = str(refused.value)
+    assert message.startswith("invalid RlConfig: packing: ")
+    assert "set packing = false" in message and "cpt and sft" in message
+    assert validate_config(RlConfig, {**BASE, "packing": False}).packing is False
+
+
 def test_optimizer_step_matches_one_full_batch_loss() -> None:
     """Two micro-batches through ``optimizer_step`` give the gradient of the whole batch."""
     torch.manual_seed(0)

@@ -70,7 +70,8 @@ class TrainConfig(BaseModel):
             (less memory, about a third more compute).
         packing: Concatenate samples into rows of ``max_seq_len`` tokens with a
             block-diagonal causal mask and restarting positions (no padding, no attention
-            across samples) instead of padding each sample to its batch's longest.
+            across samples) instead of padding each sample to its batch's longest. ``cpt`` and
+            ``sft`` only: ``rl`` refuses it.
         lora: peft LoRA settings (``{r, alpha, dropout, target_modules}``); ``None``: full
             fine-tuning.
         save_every: Checkpoint every N optimizer steps (0 = only at the end).

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from accelerate import Accelerator
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core import plugins
@@ -63,6 +63,9 @@ class RlConfig(TrainConfig):
         engine_options: :class:`~agentworld.sim.engine.PagedEngine` options (``num_blocks``,
             ``block_size``, ``max_num_batched_tokens``, ...); by default the KV pool is sized
             to one step's rollouts.
+
+    ``packing`` is refused (one prompt per row): validation raises a
+    :class:`~agentworld.trainers.training.config.ConfigError` naming it.
     """
 
     lr: float = Field(1e-5, gt=0)
@@ -94,6 +97,20 @@ class RlConfig(TrainConfig):
                           DeprecationWarning, stacklevel=2)
             data = {("beta" if k == "kl_coef" else k): v for k, v in data.items()}
         return data
+
+    @field_validator("packing")
+    @classmethod
+    def _no_packing(cls, value: bool) -> bool:
+        """GRPO samples answers per prompt: the loop maps each sample of its data back to its
+        prompt, which a packed row of several prompts is not (a bare ``KeyError`` at the first
+        step, after the model loaded)."""
+        if value:
+            raise ValueError(
+                "the rl stage does not pack sequences (GRPO samples a group of answers per "
+                "prompt, one prompt per row); set packing = false, its default (packing = true "
+                "is valid in the cpt and sft stages)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _lengths(self) -> RlConfig:
