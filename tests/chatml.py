@@ -1,4 +1,5 @@
-"""A small byte-level BPE tokenizer with ChatML specials and template, for test models.
+"""A small byte-level BPE tokenizer with ChatML specials and template, for test models, and
+chat requests of several history lengths to send them.
 
 Shared by the sim-runtime and rewards tests (``tests/`` is on ``sys.path`` because it holds
 the root ``conftest.py``).
@@ -38,3 +39,18 @@ def chatml_tokenizer(corpus: Iterable[str], vocab_size: int) -> PreTrainedTokeni
         pad_token="<|endoftext|>",
         chat_template=CHATML,
     )
+
+
+def chat_requests(system: dict[str, str], n: int) -> list[list[dict[str, str]]]:
+    """``n`` chat requests after the ``system`` message, with histories of 0, 1 and 2 turns in
+    turn (so a batch of them needs padding), each ending with a different user action."""
+    out = []
+    for i in range(n):
+        history = []
+        for t in range(i % 3):
+            history += [
+                {"role": "user", "content": f"ls dir{t}"},
+                {"role": "assistant", "content": "a" * (5 * t + i)},
+            ]
+        out.append([system, *history, {"role": "user", "content": "cat notes.md" + " x" * i}])
+    return out

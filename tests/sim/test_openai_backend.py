@@ -29,22 +29,14 @@ from agentworld.sim.sampling import SamplingParams
 from agentworld.sim.server import ChatRequest, HFChatModel, serve_in_thread
 from agentworld.sim.server.chat import RequestError
 from agentworld.sim.batcher import Batcher
+from chatml import chat_requests
 
 SYSTEM = {"role": "system", "content": "You simulate a Linux terminal.\n\nInitial observation:\n$ "}
 
 
 def requests(n: int) -> list[list[dict[str, str]]]:
     """``n`` requests with histories of different lengths."""
-    out = []
-    for i in range(n):
-        history = []
-        for t in range(i % 3):
-            history += [
-                {"role": "user", "content": f"ls dir{t}"},
-                {"role": "assistant", "content": "a" * (5 * t + i)},
-            ]
-        out.append([SYSTEM, *history, {"role": "user", "content": "cat notes.md" + " x" * i}])
-    return out
+    return chat_requests(SYSTEM, n)
 
 
 def post(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int, dict]:

@@ -12,6 +12,7 @@ from agentworld.core.formats import OBS_CLOSE
 from agentworld.sim.backends.hf import HFBackend, HFWorldModel, load_causal_lm
 from agentworld.sim.generation import StaticBatchEngine
 from agentworld.sim.sampling import SamplingParams
+from chatml import chat_requests
 from transformers.utils import logging as hf_logging
 
 SYSTEM = {
@@ -22,16 +23,7 @@ SYSTEM = {
 
 def requests(n: int) -> list[list[dict[str, str]]]:
     """``n`` requests with histories of different lengths (so the batch needs padding)."""
-    out = []
-    for i in range(n):
-        history = []
-        for t in range(i % 3):
-            history += [
-                {"role": "user", "content": f"ls dir{t}"},
-                {"role": "assistant", "content": "a" * (5 * t + i)},
-            ]
-        out.append([SYSTEM, *history, {"role": "user", "content": "cat notes.md" + " x" * i}])
-    return out
+    return chat_requests(SYSTEM, n)
 
 
 def reference_generate(wm: HFWorldModel, prompt: list[int], max_new_tokens: int) -> list[int]:
