@@ -10,6 +10,8 @@ import pytest
 import torch
 from chatml import chatml_tokenizer
 from transformers import (
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
     LlamaConfig,
     LlamaForCausalLM,
     PreTrainedTokenizerFast,
@@ -62,6 +64,10 @@ def save_checkpoint(
     torch.manual_seed(seed)
     if arch == "qwen3":
         model = Qwen3ForCausalLM(Qwen3Config(head_dim=hidden // 4, **common))
+    elif arch == "gemma3":  # sliding-window layers (window 16) and a full one
+        config = Gemma3TextConfig(head_dim=hidden // 4, sliding_window=16, **common)
+        config.layer_types = ["sliding_attention"] * (layers - 1) + ["full_attention"]
+        model = Gemma3ForCausalLM(config)
     else:
         model = LlamaForCausalLM(LlamaConfig(**common))
     model.save_pretrained(path)
@@ -72,6 +78,11 @@ def save_checkpoint(
 @pytest.fixture(scope="session")
 def qwen3_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_checkpoint(tmp_path_factory.mktemp("qwen3"), "qwen3")
+
+
+@pytest.fixture(scope="session")
+def gemma3_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_checkpoint(tmp_path_factory.mktemp("gemma3"), "gemma3")
 
 
 @pytest.fixture(scope="session")

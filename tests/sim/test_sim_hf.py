@@ -64,7 +64,7 @@ def test_missing_local_path_raises(tmp_path: Path) -> None:
         HFBackend().load(str(tmp_path / "nope"))
 
 
-@pytest.mark.parametrize("checkpoint", ["qwen3_dir", "llama_dir"])
+@pytest.mark.parametrize("checkpoint", ["qwen3_dir", "llama_dir", "gemma3_dir"])
 def test_batched_equals_unbatched_and_generate(
     checkpoint: str, request: pytest.FixtureRequest
 ) -> None:
@@ -82,6 +82,19 @@ def test_batched_equals_unbatched_and_generate(
         assert ids == wm.engine.generate([prompt], params)[0].token_ids
     for prompt, ids in zip(prompts[:3], batched_ids):
         assert ids == reference_generate(wm, prompt, 24)
+
+
+def test_sliding_window_models_are_served_by_the_static_engine(gemma3_dir: Path) -> None:
+    # paged attention has no window: auto picks the static engine, paged is refused by name
+    wm = HFBackend().load(str(gemma3_dir), max_new_tokens=8)
+    assert isinstance(wm.engine, StaticBatchEngine)
+    with pytest.raises(ValueError, match="'sliding_attention' in 1 of 2 layers; use engine='static'"):
+        HFBackend().load(str(gemma3_dir), engine="paged")
+    request = requests(3)[2]
+    prompt = wm.encode(request)
+    assert len(prompt) > 16  # longer than the window, so the window changes the answer
+    [prediction] = wm.predict([request])
+    assert prediction.text == wm.tokenizer.decode(reference_generate(wm, prompt, 8))
 
 
 def test_stop_string_ends_generation(qwen3_dir: Path) -> None:

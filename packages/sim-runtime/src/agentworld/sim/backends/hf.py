@@ -30,6 +30,7 @@ from agentworld.sim.backends.model_source import hub_errors, is_hub_source
 from agentworld.sim.batch_loop import BatchLoop
 from agentworld.sim.beam import BeamSearchEngine
 from agentworld.sim.engine import EngineLoop, PagedEngine
+from agentworld.sim.engine.attention import unsupported_attention
 from agentworld.sim.env import SimEnv
 from agentworld.sim.generation import EpisodeEngine, StaticBatchEngine, TokenEngine
 from agentworld.sim.prompts import Message
@@ -74,9 +75,11 @@ class HFWorldModel(ChatCodec):
         seed: Sampling seed. Paged engine: request ``k`` of this model samples from its own
             generator seeded ``seed + k``; static engine: one generator for all.
             ``None``: torch's global RNG.
-        engine: ``"paged"`` (default), ``"static"``, ``"beam"``, or a :class:`TokenEngine` to
-            use. ``num_beams > 1`` selects ``"beam"``
-            (:class:`~agentworld.sim.beam.BeamSearchEngine`).
+        engine: ``"auto"`` (default): ``"paged"`` when every attention layer of the model is
+            full causal attention, else ``"static"`` (sliding windows and softcapping, as in
+            Gemma 2 and 3, are served by transformers' own attention); ``"paged"``,
+            ``"static"``, ``"beam"``, or a :class:`TokenEngine` to use. ``num_beams > 1``
+            selects ``"beam"`` (:class:`~agentworld.sim.beam.BeamSearchEngine`).
         num_beams: Beams of the ``"beam"`` engine: each prediction is the likeliest of
             ``num_beams`` beams (total log-probability) instead of the greedy one. Needs
             ``temperature == 0``.
@@ -105,8 +108,10 @@ class HFWorldModel(ChatCodec):
 
     Raises:
         ValueError: The tokenizer has no chat template (``"chat"``), ``engine`` or
-            ``prompt_format`` is an unknown name, ``"transcript"`` with ``rewards``, or
-            ``num_beams > 1`` with sampling or another engine.
+            ``prompt_format`` is an unknown name, ``"transcript"`` with ``rewards``,
+            ``num_beams > 1`` with sampling or another engine, or ``engine="paged"`` for a
+            model with attention the paged kernel does not compute
+            (:func:`~agentworld.sim.engine.attention.unsupported_attention`).
     """
 
     def __init__(
@@ -119,7 +124,7 @@ class HFWorldModel(ChatCodec):
         temperature: float = 0.0,
         top_p: float = 1.0,
         seed: int | None = None,
-        engine: TokenEngine | Literal["paged", "static", "beam"] = "paged",
+        engine: TokenEngine | Literal["auto", "paged", "static", "beam"] = "auto",
         engine_options: Mapping[str, Any] | None = None,
         num_beams: int = 1,
         rewards: bool = False,
@@ -137,7 +142,7 @@ class HFWorldModel(ChatCodec):
         if num_beams > 1:
             if temperature != 0:
                 raise ValueError(f"num_beams={num_beams} needs temperature 0, got {temperature}")
-            if engine not in ("paged", "beam"):
+            if engine not in ("auto", "paged", "beam"):
                 raise ValueError(f"num_beams={num_beams} runs the 'beam' engine, got {engine!r}")
             engine = "beam"
         self.model, self.tokenizer = model, tokenizer
@@ -154,6 +159,7 @@ class HFWorldModel(ChatCodec):
         self.stop_ids = frozenset(self._stop_ids())
         self._request_index = itertools.count()
         decode = lambda ids: tokenizer.decode(ids)
+        engine = _choose_engine(engine, model)
         if engine == "paged":
             engine = EngineLoop(
                 PagedEngine(
@@ -189,7 +195,7 @@ class HFWorldModel(ChatCodec):
             )
         elif isinstance(engine, str):
             raise ValueError(
-                f"engine must be 'paged', 'static', 'beam' or a TokenEngine, got {engine!r}"
+                f"engine must be 'auto', 'paged', 'static', 'beam' or a TokenEngine, got {engine!r}"
             )
         self.engine: TokenEngine = engine
         self._batch_loop: BatchLoop | None = None
@@ -348,3 +354,21 @@ class HFBackend:
 
             domain = get_domain(domain)
         return SimEnv(world_model, domain=domain, **options)
+
+
+def _choose_engine(engine: Any, model: PreTrainedModel) -> Any:
+    """``engine`` with ``"auto"`` resolved: ``"paged"`` unless the model's attention is one
+    the paged kernel does not compute, then ``"static"``. ``"paged"`` for such a model
+    raises ``ValueError`` naming what it has and the engine that serves it."""
+    if engine not in ("auto", "paged"):
+        return engine
+    reason = unsupported_attention(model.config)
+    if reason is None:
+        return "paged"
+    if engine == "paged":
+        raise ValueError(
+            f"engine='paged' computes full causal attention only, and this "
+            f"{model.config.model_type} model has {reason}; use engine='static' (or 'auto')"
+        )
+    logger.info("%s model has %s: served by the static engine", model.config.model_type, reason)
+    return "static"

@@ -24,6 +24,7 @@ then cover only the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -209,6 +210,36 @@ def paged_attention(
     for group in paged.groups:
         attend_group(q, key_cache, value_cache, group, scaling, out, layer)
     return out.unsqueeze(0), None
+
+
+def unsupported_attention(config: Any) -> str | None:
+    """Why :func:`paged_attention` cannot serve a model with this config, or ``None``.
+
+    The paged kernel attends every earlier position of an item: it has no sliding window
+    and no logit softcapping, so a model with either (Gemma 2 and 3, Mistral with a
+    window) would compute something else. Reads the text config's ``layer_types``
+    (transformers' per-layer attention kinds) when it has them, else ``sliding_window``
+    with ``use_sliding_window``; and ``attn_logit_softcapping``.
+
+    Args:
+        config: A transformers ``PretrainedConfig`` (its text config is read).
+
+    Returns:
+        A phrase naming what is unsupported (``"'sliding_attention' in 15 of 18 layers"``),
+        or ``None`` when every layer is full causal attention.
+    """
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    reasons = []
+    kinds = getattr(text, "layer_types", None)
+    if kinds:
+        other = [kind for kind in kinds if kind != "full_attention"]
+        if other:
+            reasons.append(f"{other[0]!r} in {len(other)} of {len(kinds)} layers")
+    elif getattr(text, "sliding_window", None) and getattr(text, "use_sliding_window", True):
+        reasons.append(f"a {text.sliding_window}-token sliding window")
+    if getattr(text, "attn_logit_softcapping", None) is not None:
+        reasons.append("attention logit softcapping")
+    return " and ".join(reasons) or None
 
 
 def register() -> str:
