@@ -88,7 +88,8 @@ def test_sliding_window_models_are_served_by_the_static_engine(gemma3_dir: Path)
     # paged attention has no window: auto picks the static engine, paged is refused by name
     wm = HFBackend().load(str(gemma3_dir), max_new_tokens=8)
     assert isinstance(wm.engine, StaticBatchEngine)
-    with pytest.raises(ValueError, match="'sliding_attention' in 1 of 2 layers; use engine='static'"):
+    refusal = "'sliding_attention' in 1 of 2 layers; use engine='static'"
+    with pytest.raises(ValueError, match=refusal):
         HFBackend().load(str(gemma3_dir), engine="paged")
     request = requests(3)[2]
     prompt = wm.encode(request)
