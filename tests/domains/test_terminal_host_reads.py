@@ -212,7 +212,7 @@ def test_a_dead_session_with_a_deep_tree_is_swept() -> None:
 
     parent = Path(tempfile.mkdtemp(dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None))
     try:
-        dead = parent / "agentworld-run-999999999-1"
+        dead = parent / "agentworld-run-999999999-1-k3x9q_a0"
         (dead / "agentworld-ep-x").mkdir(parents=True)
         fd = os.open(dead / "agentworld-ep-x", os.O_RDONLY)
         for _ in range(2000):

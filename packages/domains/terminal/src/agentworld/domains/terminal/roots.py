@@ -11,9 +11,12 @@ later then list first (or last) by the kernel's rule, which the episode shows. E
 on tmpfs only on request (:func:`default_root_parent`).
 
 Episode roots and sandbox identity files of one process live in a directory of its own,
-``agentworld-run-<pid>-<start time>`` (:func:`session_dir`). A process killed before it could
-clean up (a SIGKILLed ``collect``) leaves that directory behind; the next process to create its
-own removes every such directory whose owner is gone (:func:`sweep_dead_sessions`).
+``agentworld-run-<pid>-<start time>-<random>`` (:func:`session_dir`), made with ``mkdtemp``
+and checked (:func:`agentworld.domains.terminal.hostfiles.private_dir`): its name cannot be
+predicted, so no other local user can make it first and own the parent of root's files. A
+process killed before it could clean up (a SIGKILLed ``collect``) leaves that directory
+behind; the next process to create its own removes every such directory whose owner is gone
+(:func:`sweep_dead_sessions`).
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ import stat
 import tempfile
 from pathlib import Path
 
+from agentworld.domains.terminal.hostfiles import private_dir
 from agentworld.domains.terminal.safefs import remove_tree
 
 ROOT_ENV = "AGENTWORLD_TERMINAL_ROOT"  # directory for episode roots (overrides the default)
 SESSION_PREFIX = "agentworld-run-"
-_SESSION = re.compile(r"agentworld-run-(\d+)-(\d+)\Z")
+_SESSION = re.compile(r"agentworld-run-(\d+)-(\d+)-[A-Za-z0-9_]+\Z")
 _PROBE = ("05", "02", "07", "00", "06", "03", "01", "04")  # created in this (unsorted) order
 
 
@@ -116,10 +120,14 @@ def _remove_inside(top: str) -> None:
 def session_dir(parent: str | None = None) -> str:
     """This process's directory for episode roots and sandbox identity files.
 
-    ``agentworld-run-<pid>-<start time>`` (mode 0755, so a sandbox uid can reach its episode
-    root) under ``parent`` (default ``$AGENTWORLD_TERMINAL_ROOT`` or the system temporary
+    ``agentworld-run-<pid>-<start time>-<random>`` (mode 0711, so a sandbox uid can pass
+    through to its episode root without listing the others) under ``parent`` (default ``$AGENTWORLD_TERMINAL_ROOT`` or the system temporary
     directory), created on first use after :func:`sweep_dead_sessions`, and removed at exit
     when empty. A forked child gets a directory of its own.
+
+    Raises:
+        UnsafeDirectoryError: ``parent`` could be tampered with by another user (owned by
+            another user, or writable by others without the sticky bit).
     """
     base = parent or os.environ.get(ROOT_ENV) or tempfile.gettempdir()
     return _session_dir(base, os.getpid())
@@ -128,9 +136,8 @@ def session_dir(parent: str | None = None) -> str:
 @functools.cache
 def _session_dir(base: str, pid: int) -> str:
     sweep_dead_sessions(base)
-    path = os.path.join(base, f"{SESSION_PREFIX}{pid}-{_start_time(pid) or 0}")
-    os.makedirs(path, exist_ok=True)
-    os.chmod(path, 0o755)
+    prefix = f"{SESSION_PREFIX}{pid}-{_start_time(pid) or 0}-"
+    path = str(private_dir(base, prefix, 0o711))
     atexit.register(_remove_if_empty, path, pid)
     return path
 

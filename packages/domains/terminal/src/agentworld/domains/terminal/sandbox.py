@@ -45,6 +45,7 @@ import tempfile
 from pathlib import Path
 
 from agentworld.domains.terminal.fs import SETUP_MTIME
+from agentworld.domains.terminal.hostfiles import make_dir, write_file
 from agentworld.domains.terminal.layout import bwrap_args, plan, plan_json
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.prompt import HOME
@@ -158,26 +159,25 @@ def write_identity(meta: Path, uid: int | None = None, inside: int = INSIDE_UID)
     :data:`~agentworld.domains.terminal.fs.SETUP_MTIME`, so ``ls -la`` shows a reproducible
     ``..``), the empty ``newroot`` directory the ``unshare`` fallback builds its root on and
     the ``input`` directory mounted read-only at :data:`INPUT_DIR`."""
-    meta.joinpath("passwd").write_text(
-        "root:x:0:0:root:/root:/bin/bash\n"
+    files = {
+        "passwd": "root:x:0:0:root:/root:/bin/bash\n"
         f"user:x:{inside}:{inside}:user:{HOME}:/bin/bash\n"
-        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-    )
-    meta.joinpath("group").write_text(f"root:x:0:\nuser:x:{inside}:\nnogroup:x:65534:\n")
-    meta.joinpath("hostname").write_text("sandbox\n")
-    meta.joinpath("hosts").write_text("127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n")
-    home = meta / "home"
-    (home / "agent").mkdir(parents=True, exist_ok=True)
-    meta.joinpath("newroot").mkdir(exist_ok=True)
-    meta.joinpath("input").mkdir(exist_ok=True)
-    for path in (meta, home, home / "agent", meta / "newroot", meta / "input"):
-        path.chmod(0o755)
-    for name in ("passwd", "group", "hostname", "hosts"):
-        meta.joinpath(name).chmod(0o644)
-    for path in (home / "agent", home):
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+        "group": f"root:x:0:\nuser:x:{inside}:\nnogroup:x:65534:\n",
+        "hostname": "sandbox\n",
+        "hosts": "127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n",
+    }
+    os.chmod(meta, 0o755)  # made by mkdtemp in a private directory: only we write here
+    for name, text in files.items():
+        write_file(meta, name, text.encode(), 0o644)
+    home = make_dir(meta, "home", 0o755)
+    agent = make_dir(home, "agent", 0o755)
+    make_dir(meta, "newroot", 0o755)
+    make_dir(meta, "input", 0o755)
+    for path in (agent, home):
         if uid is not None and os.geteuid() == 0:
-            os.chown(path, uid, uid)
-        os.utime(path, (SETUP_MTIME, SETUP_MTIME))
+            os.chown(path, uid, uid, follow_symlinks=False)
+        os.utime(path, (SETUP_MTIME, SETUP_MTIME), follow_symlinks=False)
 
 
 def sandbox_argv(

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import pexpect
 from agentworld.domains.terminal.cgroup import SandboxCgroup, make_cgroup
+from agentworld.domains.terminal.hostfiles import write_file
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
 from agentworld.domains.terminal.prompt import HOME
@@ -218,11 +219,7 @@ class Shell:
         before each prompt) and sources the command from :data:`ACTION_FILE`."""
         if "\n" not in command and len(command.encode("utf-8")) <= LINE_MAX:
             return command
-        inbox = self._meta / "input"
-        tmp = inbox / ".action.tmp"
-        tmp.write_text(command, encoding="utf-8")
-        tmp.chmod(0o644)
-        tmp.replace(inbox / Path(ACTION_FILE).name)
+        write_file(self._meta / "input", Path(ACTION_FILE).name, command.encode(), 0o644)
         return f'(exit "$__aw_rc"); builtin source {ACTION_FILE}'
 
     def _result(self, raw: bytes, match: re.Match[bytes]) -> CommandResult:
