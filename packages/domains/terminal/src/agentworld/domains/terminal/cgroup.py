@@ -27,6 +27,7 @@ import functools
 import itertools
 import os
 import re
+import signal
 import time
 from dataclasses import dataclass, field
 
@@ -122,6 +123,20 @@ class SandboxCgroup:
         """Move the calling process into the cgroups (run in the child before ``exec``)."""
         for path in self.dirs:
             _write(f"{path}/cgroup.procs", str(os.getpid()))
+
+    def kill(self, rounds: int = 5) -> None:
+        """SIGKILL every process in the cgroups (``cgroup.procs``), repeating while some are
+        left (a fork between reading and killing), at most ``rounds`` times."""
+        for _ in range(rounds):
+            pids: set[int] = set()
+            for path in self.dirs:
+                with contextlib.suppress(OSError), open(f"{path}/cgroup.procs") as fh:
+                    pids.update(int(line) for line in fh if line.strip())
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
 
     def remove(self, wait_s: float = 0.0) -> None:
         """Delete the cgroups, waiting up to ``wait_s`` for their processes to be gone; one

@@ -16,10 +16,13 @@ minimal ``/dev``, and the episode root at ``/home/agent``) and give the same gua
   ``no_new_privs`` (``umount`` fails with EPERM). ``--kill-child`` gives the namespace's init
   the kernel's death signal when ``unshare`` dies.
 
-Both run bash as a child of the pid namespace's init (bubblewrap's reaper, or ``sh``), so every
-process of the sandbox dies when the process Python started dies: Python kills it on close,
-and the kernel's parent-death signal (``PR_SET_PDEATHSIG``, set before ``exec``) kills it when
-the Python process (precisely: the thread that started the sandbox) dies, by SIGKILL included.
+Both run bash as a child of the pid namespace's init, our own
+(:func:`agentworld.domains.terminal.newroot.supervise`; bubblewrap runs with ``--as-pid-1``),
+which the agent cannot ``ptrace`` (it is not dumpable), so every process of the sandbox dies
+when the process Python started dies: Python kills init and that process on close, and the
+kernel's parent-death signal (``PR_SET_PDEATHSIG``, set before ``exec`` and on init, which no
+one inside can clear) kills them when the Python process (precisely: the thread that started
+the sandbox) dies, by SIGKILL included.
 
 When the caller is root, the sandbox runs as an unprivileged uid of its own (chosen per
 sandbox, see :func:`sandbox_uid`), set before ``exec``: ``RLIMIT_NPROC`` counts the processes
@@ -58,7 +61,7 @@ INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 _UID_BASE, _UID_SPAN = 200_000, 100_000
 _counter = itertools.count()
 _BWRAP_FIXED = (
-    "--unshare-all --unshare-user --die-with-parent "
+    "--unshare-all --unshare-user --die-with-parent --as-pid-1 "
     f"--uid {INSIDE_UID} --gid {INSIDE_UID} --hostname sandbox"
 ).split()
 _UNSHARE_FIXED = [
@@ -209,10 +212,10 @@ def sandbox_argv(
         argv = ["bwrap", *_BWRAP_FIXED, *bwrap_args(steps), "--chdir", HOME, "--clearenv"]
         for key, value in env.items():
             argv += ["--setenv", key, value]
-        return argv + bash
-    # unshare: newroot.py builds the view, then sh is the pid namespace's init and runs bash as
-    # its child (as bubblewrap's init does): init ignores a SIGKILL sent from inside, so
-    # `kill -9 $$` would not end a bash that was pid 1.
+        return [*argv, _python(), "-I", "-S", "-c", _newroot_source(), "--init", "--", *bash]
+    # unshare: newroot.py builds the view, then stays the pid namespace's init and runs bash as
+    # its child: init ignores a SIGKILL sent from inside, so `kill -9 $$` would not end a bash
+    # that was pid 1.
     argv = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), *_UNSHARE_FIXED]
     setup = [_python(), "-I", "-S", "-c", _newroot_source(), plan_json(steps)]
     return [*argv, *setup, str(meta / "newroot"), "--", *_UNSHARE_INNER, *bash]

@@ -49,7 +49,7 @@ from agentworld.domains.terminal.hostfiles import write_file
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
 from agentworld.domains.terminal.prompt import HOME
-from agentworld.domains.terminal.reaper import kill_leftovers
+from agentworld.domains.terminal.reaper import kill_leftovers, namespace_processes
 from agentworld.domains.terminal.roots import session_dir
 from agentworld.domains.terminal.safefs import chown_tree
 from agentworld.domains.terminal.sandbox import (
@@ -68,6 +68,8 @@ INTERRUPT_EVERY_S = 1.0
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
+READ_POLL_S = 0.002  # seconds between looks at a shell that printed its prompt but is not reading
+_READ_NR = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)  # read(2), as /proc shows
 LINE_MAX = 4000  # bytes of one typed line; longer lines are passed through a file
 ACTION_FILE = f"{INPUT_DIR}/action"  # inside the sandbox: a multi-line or long action
 
@@ -98,6 +100,7 @@ class Shell:
         self._prompts = 0  # number of the last prompt seen
         self._shell_pgrp: int | None = None
         self._cgroup: SandboxCgroup | None = None
+        self._init_fd: int | None = None  # pidfd of the sandbox's pid 1, once started
         self._last: CommandResult | None = None
 
     def start(self, cwd: str | None = None, exit_code: int = 0) -> CommandResult:
@@ -142,6 +145,7 @@ class Shell:
             raise RuntimeError(
                 f"the sandboxed shell ({self.kind}) did not start ({status}): {said.strip()!r}"
             )
+        self._init_fd = _pidfd(namespace_processes(self._child.pid)[0])
         return self._result(b"", match)
 
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
@@ -225,7 +229,8 @@ class Shell:
     def _result(self, raw: bytes, match: re.Match[bytes]) -> CommandResult:
         out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
         code = int(match.group(2))
-        cwd = match.group(3).replace(b"\x1f\x1f", b"\x1f").decode("utf-8", errors="replace")
+        shown = match.group(3).replace(b"\x1f\x1f", b"\x1f").decode("utf-8", errors="replace")
+        cwd = self._real_cwd(shown)
         prompt = match.group(4).decode("utf-8", errors="replace")
         self._last = CommandResult(out, prompt, code, cwd, truncated=truncated)
         return self._last
@@ -242,22 +247,32 @@ class Shell:
         )
         ps2 = b"\x1e" + self._token + b">\x1f"
         assert self._child is not None
+        waiting = False  # a marker ends the buffer but the shell is not reading input yet
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout", None
             try:
-                col.feed(self._child.read_nonblocking(65536, timeout=min(left, 0.5)))
+                chunk = self._child.read_nonblocking(
+                    65536, timeout=min(left, READ_POLL_S if waiting else 0.5)
+                )
+                col.feed(chunk)
             except pexpect.TIMEOUT:
-                continue
+                if not waiting:
+                    continue
             except pexpect.EOF:
                 return "eof", None
+            waiting = False
             while match := done.search(col.tail):
                 if self._genuine(int(match.group(1))):
-                    self._prompts = int(match.group(1))
-                    if self._shell_pgrp is None:
-                        self._shell_pgrp = self._foreground()
-                    return "prompt", match
+                    if match.end() == len(col.tail) and not self._reading():
+                        waiting = True  # (or a forged one, if a builtin keeps running)
+                        break
+                    if match.end() == len(col.tail):
+                        self._prompts = int(match.group(1))
+                        if self._shell_pgrp is None:
+                            self._shell_pgrp = self._foreground()
+                        return "prompt", match
                 col.tail[match.start()] = 0x1D  # forged: keep its text, not its marker
             if ps2 in col.tail:
                 if self._genuine(None):
@@ -273,11 +288,39 @@ class Shell:
             return None
 
     def _genuine(self, number: int | None) -> bool:
-        """Whether a prompt marker (``number``; ``None`` for ``PS2``) is the shell's: a prompt
-        past the last one seen, printed while the shell holds the terminal's foreground."""
+        """Whether a prompt marker (``number``; ``None`` for ``PS2``) may be the shell's: a
+        prompt past the last one seen, printed while the shell holds the terminal's
+        foreground. A prompt also has to end the output and find the shell waiting for input
+        (:meth:`_reading`): a builtin that prints the marker (the counter in it is the shell's
+        own variable) and then keeps running does not end its step."""
         if number is not None and number <= self._prompts:
             return False
         return self._shell_pgrp is None or self._foreground() == self._shell_pgrp
+
+    def _reading(self) -> bool:
+        """Whether the shell is blocked in ``read`` on its terminal (``/proc/PID/syscall``:
+        the system call number and first argument, fd 0), as it is at a prompt. True where
+        that cannot be read (before the first prompt, an unknown architecture)."""
+        if self._shell_pgrp is None or _READ_NR is None:
+            return True
+        try:
+            with open(f"/proc/{self._shell_pgrp}/syscall", encoding="ascii") as fh:
+                fields = fh.read().split()
+        except OSError:
+            return True
+        return fields[:2] == [_READ_NR, "0x0"]
+
+    def _real_cwd(self, shown: str) -> str:
+        """The shell's working directory as the kernel knows it (``/proc/PID/cwd``, the path
+        inside the sandbox), not ``$PWD``, which a command may set to anything; ``shown``
+        where it cannot be read."""
+        if self._shell_pgrp is None:
+            return shown
+        try:
+            cwd = os.readlink(f"/proc/{self._shell_pgrp}/cwd")
+        except OSError:
+            return shown
+        return cwd.removesuffix(" (deleted)") if cwd.startswith("/") else shown
 
     def _interrupt(self, col: OutputCollector) -> tuple[str, re.Match[bytes] | None]:
         """Send ^C every :data:`INTERRUPT_EVERY_S` until a prompt (or EOF) or :data:`GRACE_S`."""
@@ -298,6 +341,19 @@ class Shell:
             pass
 
     def _kill(self) -> None:
+        """Kill the whole sandbox from the host: its pid 1 (the kernel then kills every process
+        of the pid namespace, whatever they did to their parent-death signals), the processes
+        of its cgroup, then the process Python started."""
+        if self._init_fd is not None:
+            fd, self._init_fd = self._init_fd, None
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+            except OSError:
+                pass  # gone already
+            finally:
+                os.close(fd)
+        if self._cgroup is not None:
+            self._cgroup.kill()
         if self._child is not None:
             try:
                 self._child.kill(signal.SIGKILL)
@@ -309,6 +365,17 @@ class Shell:
             self._cgroup.remove()
             self._cgroup = None
         self._last = None
+
+
+def _pidfd(pid: int | None) -> int | None:
+    """A pidfd of ``pid`` (``pidfd_open(2)``), which names that process even after its pid is
+    reused; ``None`` when it is gone."""
+    if pid is None:
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
 
 
 def _quote(path: str) -> str:
