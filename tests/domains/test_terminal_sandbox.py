@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from agentworld.core.protocols import Environment
 from agentworld.core.types import Action, Task
+from agentworld.domains.terminal.disk import disk_support
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.fs import apply_setup
-from agentworld.domains.terminal.roots import listing_order
 from agentworld.domains.terminal.shell import GRACE_S
 from loopback import accepting
 
@@ -77,26 +77,19 @@ SORTED_FIND = [".", "./a", "./a/sub", "./a/sub/f.txt", "./a/z.txt", "./a-b", "./
 
 
 def test_find_lists_setup_in_name_order(env):
-    """``find`` prints readdir order; with episode roots on tmpfs the set-up is created so that
-    it is name order, the same on every machine (a hash order, as on ext4, cannot be
-    simulated)."""
-    if not os.path.isdir("/dev/shm") or listing_order("/dev/shm") is None:
-        pytest.skip("no tmpfs at /dev/shm listing entries in creation order")
+    """``find`` prints readdir order. An episode root's own file system lists in creation
+    order, and the set-up is created so that it is name order, the same on every machine (a
+    hash order, as on a host's ext4, cannot be simulated); an entry a command creates lists
+    last."""
+    if disk_support() is not None:
+        pytest.skip(f"no episode file system of its own here: {disk_support()}")
     task = Task(id="t", domain="terminal", instruction="look", setup=ORDER_SETUP)
-    tmpfs = TerminalEnv(limits=env.limits, sandbox=env.sandbox, root_parent="/dev/shm")
-    try:
-        tmpfs.reset(options={"task": task})
-        obs, _ = run(tmpfs, "find .")
-        assert obs.text.splitlines()[:-1] == SORTED_FIND
-        # An entry a command creates lists by the kernel's rule: first (newest first) or last.
-        obs, _ = run(tmpfs, "touch new.txt && find . -maxdepth 1")
-        top = [".", "./a", "./a-b", "./b.txt", "./m.txt", "./zeta"]
-        newest_first = listing_order("/dev/shm") == "newest_first"
-        assert obs.text.splitlines()[:-1] == (
-            [".", "./new.txt", *top[1:]] if newest_first else [*top, "./new.txt"]
-        )
-    finally:
-        tmpfs.close()
+    env.reset(options={"task": task})
+    obs, _ = run(env, "find .")
+    assert obs.text.splitlines()[:-1] == SORTED_FIND
+    obs, _ = run(env, "touch new.txt && find . -maxdepth 1")
+    top = [".", "./a", "./a-b", "./b.txt", "./m.txt", "./zeta"]
+    assert obs.text.splitlines()[:-1] == [*top, "./new.txt"]
 
 
 @pytest.mark.parametrize("order", ["oldest_first", "newest_first"])

@@ -22,6 +22,13 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 from agentworld.core.types import Action, ObservationText, Task
+from agentworld.domains.terminal.disk import (
+    LISTING_ORDER,
+    MountedRoot,
+    disk_support,
+    mount_root,
+    require,
+)
 from agentworld.domains.terminal.fs import (
     apply_setup,
     check_success,
@@ -41,6 +48,16 @@ ACTION_CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
 ACTION_MAX_LENGTH = 4095
 OBSERVATION_CHARSET = string.printable  # output is UTF-8 text: other characters may occur
 OBSERVATION_MAX_LENGTH = 16384  # output (4,096 bytes by default) + notes + prompt line
+
+
+def _bounded_disk(root: Path, limits: Limits) -> MountedRoot | None:
+    """The episode root's own bounded file system, or ``None`` where the user accepted an
+    unbounded disk (:func:`agentworld.domains.terminal.disk.require`)."""
+    missing = disk_support()
+    if missing is not None:
+        require("disk", missing)
+        return None
+    return mount_root(root, root.parent, limits.disk_bytes, limits.disk_inodes)
 
 
 class TerminalEnv(gym.Env[str, str]):
@@ -100,6 +117,7 @@ class TerminalEnv(gym.Env[str, str]):
         self._steps = 0
         self._last: CommandResult | None = None
         self._transcript: list[str] = []
+        self._disk: MountedRoot | None = None
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -113,6 +131,8 @@ class TerminalEnv(gym.Env[str, str]):
 
         Raises:
             RuntimeError: no sandbox works here, or the shell does not start.
+            UnboundedSandboxError: the episode's disk or memory cannot be bounded here and the
+                user did not accept that (:mod:`agentworld.domains.terminal.disk`).
             ValueError: the task is not valid: its set-up or check data is malformed or names
                 a path outside the home directory (the message names the field,
                 :mod:`agentworld.domains.terminal.task_data`).
@@ -131,8 +151,10 @@ class TerminalEnv(gym.Env[str, str]):
         self.root = Path(tempfile.mkdtemp(prefix="agentworld-ep-", dir=parent))
         self.root.chmod(0o755)
         try:
+            self._disk = _bounded_disk(self.root, self.limits)
             if task is not None:
-                apply_setup(self.root, task.setup, listing_order(parent))
+                order = LISTING_ORDER if self._disk is not None else listing_order(parent)
+                apply_setup(self.root, task.setup, order)
             self._shell = Shell(self.root, self.limits, self.sandbox)
             self._steps = 0
             result = self._shell.start()
@@ -216,6 +238,9 @@ class TerminalEnv(gym.Env[str, str]):
                 shell, self._shell = self._shell, None
                 shell.close()
         finally:
+            if self._disk is not None:
+                disk, self._disk = self._disk, None
+                disk.unmount()
             if self.root is not None:
                 root, self.root = self.root, None
                 remove_tree(root)

@@ -30,6 +30,9 @@ class Limits:
             pages), where a cgroup can be made (:mod:`agentworld.domains.terminal.cgroup`);
             elsewhere memory is bounded per process only.
         tmp_bytes: Size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``), bytes.
+        disk_bytes: Size of the episode root's own file system, bytes
+            (:mod:`agentworld.domains.terminal.disk`).
+        disk_inodes: Inodes of the episode root's own file system (files and directories).
         command_timeout_s: Wall-clock limit of one command, seconds.
         output_bytes: Most output kept in one observation, bytes.
     """
@@ -40,6 +43,8 @@ class Limits:
     file_bytes: int = 16 << 20
     sandbox_memory_bytes: int = 2 << 30
     tmp_bytes: int = 64 << 20
+    disk_bytes: int = 256 << 20
+    disk_inodes: int = 16384
     command_timeout_s: float = 5.0
     output_bytes: int = 4096
 

@@ -7,8 +7,10 @@ different ``find`` output on every machine. On tmpfs it follows creation order: 
 newest first, depending on the kernel (newest first on Linux 6.18, measured). On a file system
 that lists in creation order, :func:`agentworld.domains.terminal.fs.apply_setup` creates a task's
 entries in the order that makes every set-up directory list sorted; entries a command creates
-later then list first (or last) by the kernel's rule, which the episode shows. Episode roots go
-on tmpfs only on request (:func:`default_root_parent`).
+later then list first (or last) by the kernel's rule, which the episode shows. Where the
+caller can, each episode root is an ext4 file system of its own that lists in creation order
+(:mod:`agentworld.domains.terminal.disk`); elsewhere, roots go on tmpfs only on request
+(:func:`default_root_parent`).
 
 Episode roots and sandbox identity files of one process live in a directory of its own,
 ``agentworld-run-<pid>-<start time>-<random>`` (:func:`session_dir`), made with ``mkdtemp``
@@ -31,6 +33,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from agentworld.domains.terminal.disk import mounts_under, unmount
 from agentworld.domains.terminal.hostfiles import private_dir
 from agentworld.domains.terminal.safefs import remove_tree
 
@@ -78,7 +81,8 @@ def sweep_dead_sessions(parent: str) -> list[str]:
     """Remove the session directories under ``parent`` whose owning process is gone.
 
     Only directories (not links) owned by this process's user are touched; a directory whose
-    pid is alive with the recorded start time is kept. Returns the paths removed.
+    pid is alive with the recorded start time is kept. The episode file systems mounted in it
+    (:mod:`agentworld.domains.terminal.disk`) are unmounted first. Returns the paths removed.
     """
     removed = []
     try:
@@ -99,6 +103,8 @@ def sweep_dead_sessions(parent: str) -> list[str]:
             continue
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             continue
+        for point in mounts_under(path):  # episode file systems of the dead process
+            unmount(point)
         claimed = f"{path}.sweep-{os.getpid()}"
         try:
             os.rename(path, claimed)  # one sweeper wins; the others skip it
@@ -153,6 +159,8 @@ def default_root_parent() -> str | None:
     :func:`session_dir` under ``$AGENTWORLD_TERMINAL_ROOT`` when set, else under the system
     temporary directory.
 
+    Where episode roots get file systems of their own (:mod:`agentworld.domains.terminal.disk`)
+    the parent only holds their mount points and images. Elsewhere,
     ``AGENTWORLD_TERMINAL_ROOT=/dev/shm`` (tmpfs) makes ``find`` and ``grep -r`` print set-up
     entries in name order on every machine. It is not the default: ``ls -l`` then shows tmpfs
     directory sizes (40 bytes + 20 per entry) instead of ext4's constant 4,096, and three

@@ -44,7 +44,8 @@ import time
 from pathlib import Path
 
 import pexpect
-from agentworld.domains.terminal.cgroup import SandboxCgroup, make_cgroup
+from agentworld.domains.terminal.cgroup import SandboxCgroup, cgroup_support, make_cgroup
+from agentworld.domains.terminal.disk import require
 from agentworld.domains.terminal.hostfiles import write_file
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
@@ -112,6 +113,8 @@ class Shell:
         self._token = secrets.token_hex(8).encode()
         self._prompts, self._shell_pgrp = 0, None
         self._cgroup = make_cgroup(self.limits.sandbox_memory_bytes, self.limits.nproc)
+        if self._cgroup is None:
+            require("memory", cgroup_support())
         join = self._cgroup.join if self._cgroup is not None else None
         self._child = pexpect.spawn(
             argv[0],

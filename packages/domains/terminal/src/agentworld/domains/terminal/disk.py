@@ -1,0 +1,152 @@
+"""A file system of bounded size and inode count for each episode root.
+
+An episode root on the host's own file system lets one command fill the host's disk
+(``fallocate -l 2G``; ``RLIMIT_FSIZE`` bounds single files only) or its inodes (200,000 empty
+files in seconds). Where the caller is root and loop devices work, each root is its own ext4
+file system, made in a sparse image file and loop-mounted over the root directory
+(:func:`mount_root`): ``Limits.disk_bytes`` bytes and ``Limits.disk_inodes`` inodes at most,
+``nosuid,nodev``. It looks as a user's home on ext4 does (directories of 4,096 bytes). It is
+made without hashed directory indexes (``mke2fs(8)``, ``-O ^dir_index``), so a directory
+lists its entries in creation order, a removed entry's slot being reused: ``find`` and
+``ls -U`` list the same on every machine, and a task's set-up, created in name order
+(:func:`agentworld.domains.terminal.fs.apply_setup` with :data:`LISTING_ORDER`), lists
+sorted. The directories of an episode hold a few thousand entries at most, where a linear
+directory costs nothing. Making and mounting it takes about 20 ms (``bench/sandbox_cost.py``).
+
+Where no such file system can be made (a caller that is not root, no loop devices), a sandbox
+is refused with a one-line error naming what is missing, unless the user accepts per-file
+limits only by setting ``AGENTWORLD_TERMINAL_UNBOUNDED=disk`` (:func:`require`; ``memory``
+there likewise accepts a sandbox without a memory cgroup).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+UNBOUNDED_ENV = "AGENTWORLD_TERMINAL_UNBOUNDED"  # comma-separated: disk, memory
+LISTING_ORDER = "oldest_first"  # how a directory of these file systems lists (roots.listing_order)
+_MKFS = (
+    "mkfs.ext4", "-q", "-F", "-b", "4096", "-m", "0", "-O", "^has_journal,^dir_index",
+    "-E", "root_owner=0:0,lazy_itable_init=1",
+)  # fmt: skip
+
+
+class UnboundedSandboxError(RuntimeError):
+    """A sandbox would run without a bound the user did not give up; the message says which
+    and how to accept that."""
+
+
+def accepted_unbounded() -> set[str]:
+    """The bounds the user gave up in ``$AGENTWORLD_TERMINAL_UNBOUNDED`` (``disk``,
+    ``memory``)."""
+    return {p.strip().lower() for p in os.environ.get(UNBOUNDED_ENV, "").split(",") if p.strip()}
+
+
+def require(bound: str, missing: str) -> None:
+    """Refuse a sandbox without ``bound`` (``"disk"`` or ``"memory"``) unless accepted.
+
+    Raises:
+        UnboundedSandboxError: one line naming ``missing`` and the variable that accepts it.
+    """
+    if bound not in accepted_unbounded():
+        raise UnboundedSandboxError(
+            f"the terminal sandbox cannot bound its {bound} here ({missing}); run as root with "
+            f"{'loop devices' if bound == 'disk' else 'a writable memory cgroup'}, or set "
+            f"{UNBOUNDED_ENV}={bound} to accept per-process limits only"
+        )
+
+
+@functools.cache
+def disk_support() -> str | None:
+    """Why a bounded file system cannot be made here, or ``None`` when it can (checked once
+    per process by making and mounting one)."""
+    if os.geteuid() != 0:
+        return "not root: loop mounts need root"
+    missing = [t for t in ("mkfs.ext4", "mount", "umount") if shutil.which(t) is None]
+    if missing:
+        return f"{', '.join(missing)} not installed (e2fsprogs, util-linux)"
+    with tempfile.TemporaryDirectory(prefix="agentworld-disk-probe-") as tmp:
+        target = Path(tmp, "root")
+        target.mkdir()
+        try:
+            mounted = mount_root(target, Path(tmp), 16 << 20, 256)
+        except OSError as exc:
+            return str(exc)
+        mounted.unmount()
+    return None
+
+
+class MountedRoot:
+    """A loop-mounted file system over an episode root; :meth:`unmount` removes it."""
+
+    def __init__(self, target: Path, image: Path) -> None:
+        self.target, self.image = target, image
+
+    def unmount(self) -> None:
+        """Unmount (lazily, should a process still hold it) and delete the image. Idempotent."""
+        if self.image.exists():
+            unmount(self.target)
+            self.image.unlink(missing_ok=True)
+
+
+def mount_root(target: Path, image_dir: Path, size_bytes: int, inodes: int) -> MountedRoot:
+    """Make an ext4 file system of ``size_bytes`` bytes and ``inodes`` inodes in a new sparse
+    image under ``image_dir`` and mount it over the empty directory ``target`` (``nosuid``,
+    ``nodev``), keeping ``target``'s mode; ``lost+found`` is removed.
+
+    Raises:
+        OSError: making or mounting the file system failed (the message says which and why);
+            nothing is left behind then.
+    """
+    fd, name = tempfile.mkstemp(prefix="agentworld-disk-", suffix=".img", dir=image_dir)
+    image = Path(name)
+    try:
+        os.ftruncate(fd, size_bytes)
+    finally:
+        os.close(fd)
+    mode = target.stat().st_mode & 0o7777
+    try:
+        _run([*_MKFS, "-N", str(inodes), str(image)])
+        _run(["mount", "-o", "loop,nosuid,nodev", str(image), str(target)])
+    except OSError:
+        image.unlink(missing_ok=True)
+        raise
+    mounted = MountedRoot(target, image)
+    try:
+        os.rmdir(target / "lost+found")
+        os.chmod(target, mode)
+    except OSError:
+        mounted.unmount()
+        raise
+    return mounted
+
+
+def unmount(target: Path | str) -> None:
+    """``umount -l`` ``target``; errors (not mounted) are ignored."""
+    with contextlib.suppress(OSError):
+        _run(["umount", "-l", str(target)])
+
+
+def mounts_under(path: str) -> list[str]:
+    """Mount points at or below ``path`` (``/proc/self/mountinfo``), deepest first."""
+    found = []
+    prefix = path.rstrip("/") + "/"
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo", encoding="utf-8") as fh:
+        for line in fh:
+            point = line.split()[4].encode().decode("unicode_escape")
+            if point == path or point.startswith(prefix):
+                found.append(point)
+    return sorted(found, key=len, reverse=True)
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        raise OSError(f"{argv[0]} failed: {said[-1] if said else f'exit {done.returncode}'}")

@@ -1,0 +1,80 @@
+"""The episode root's disk and the sandbox's memory are bounded, or the sandbox is refused
+(issue 30, items 3 and 4).
+
+Before: episode roots sat on the host's ``/`` (2.1 GiB in 0.25 s with ``fallocate`` in a
+loop of 16 MiB files, 200,000 files in 4.4 s), and without a cgroup a sandbox ran with
+per-process limits only, silently.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from agentworld.core.types import Action
+from agentworld.domains.terminal import shell as shell_module
+from agentworld.domains.terminal.disk import (
+    UNBOUNDED_ENV,
+    UnboundedSandboxError,
+    disk_support,
+    mounts_under,
+    require,
+)
+from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.sandbox import Limits
+
+needs_disk = pytest.mark.skipif(
+    disk_support() is not None, reason=f"no bounded episode disk here: {disk_support()}"
+)
+
+
+def run(env: TerminalEnv, text: str) -> str:
+    return env.step(Action(text=text))[0].text
+
+
+@needs_disk
+def test_the_disk_of_an_episode_is_bounded(sandbox_kind):
+    limits = Limits(disk_bytes=40 << 20, disk_inodes=600, command_timeout_s=10)
+    env = TerminalEnv(limits=limits, sandbox=sandbox_kind)
+    env.reset()
+    try:
+        root = str(env.root)
+        assert mounts_under(root) == [root]
+        text = run(env, "for i in 1 2 3 4; do fallocate -l 15M f$i || break; done")
+        assert text == "fallocate: fallocate failed: No space left on device\nuser@sandbox:~$ "
+        used = sum(os.lstat(os.path.join(root, n)).st_blocks * 512 for n in os.listdir(root))
+        assert 30 << 20 < used <= 40 << 20
+        text = run(env, "rm f*; mkdir d && cd d && for i in $(seq 1000); do : > f$i || break; done")
+        assert text.startswith("bash: f") and "No space left on device" in text, text
+        assert 500 < len(os.listdir(os.path.join(root, "d"))) < 600
+        text = run(env, "cd ~ && stat -c %s .")  # ext4's directory size, as in a user's home
+        assert text == "4096\nuser@sandbox:~$ ", text
+    finally:
+        env.close()
+    assert mounts_under(root) == [] and not os.path.exists(root)
+
+
+def test_an_unbounded_disk_is_refused_unless_accepted(monkeypatch):
+    monkeypatch.delenv(UNBOUNDED_ENV, raising=False)
+    with pytest.raises(UnboundedSandboxError) as err:
+        require("disk", "not root: loop mounts need root")
+    message = str(err.value)
+    assert "\n" not in message and "not root" in message and f"{UNBOUNDED_ENV}=disk" in message
+    monkeypatch.setenv(UNBOUNDED_ENV, "memory, disk")
+    require("disk", "not root")
+    require("memory", "none")
+
+
+def test_a_sandbox_without_a_memory_cgroup_is_refused_unless_accepted(monkeypatch):
+    monkeypatch.setattr(shell_module, "make_cgroup", lambda *_: None)
+    monkeypatch.setenv(UNBOUNDED_ENV, "disk")
+    env = TerminalEnv(limits=Limits(command_timeout_s=2))
+    with pytest.raises(UnboundedSandboxError, match="cannot bound its memory"):
+        env.reset()
+    assert env.root is None  # nothing left behind
+    monkeypatch.setenv(UNBOUNDED_ENV, "disk,memory")
+    env.reset()
+    try:
+        assert run(env, "echo ok") == "ok\nuser@sandbox:~$ "
+    finally:
+        env.close()
