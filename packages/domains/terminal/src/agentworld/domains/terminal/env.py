@@ -53,7 +53,7 @@ OBSERVATION_MAX_LENGTH = 16384  # output (4,096 bytes by default) + notes + prom
 def _bounded_disk(root: Path, limits: Limits) -> MountedRoot | None:
     """The episode root's own bounded file system, or ``None`` where the user accepted an
     unbounded disk (:func:`agentworld.domains.terminal.disk.require`)."""
-    missing = disk_support()
+    missing = disk_support() if limits.disk_bytes > 0 else "Limits.disk_bytes is 0"
     if missing is not None:
         require("disk", missing)
         return None

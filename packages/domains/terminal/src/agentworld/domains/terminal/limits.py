@@ -31,7 +31,8 @@ class Limits:
             elsewhere memory is bounded per process only.
         tmp_bytes: Size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``), bytes.
         disk_bytes: Size of the episode root's own file system, bytes
-            (:mod:`agentworld.domains.terminal.disk`).
+            (:mod:`agentworld.domains.terminal.disk`); 0 puts the root on the host's file
+            system, which ``AGENTWORLD_TERMINAL_UNBOUNDED=disk`` must accept.
         disk_inodes: Inodes of the episode root's own file system (files and directories).
         command_timeout_s: Wall-clock limit of one command, seconds.
         output_bytes: Most output kept in one observation, bytes.
