@@ -87,14 +87,18 @@ def convert_cmd(
     reasoning: Annotated[bool, typer.Option(
         help="messages: put the domain's rationale in <think> before each observation block "
         "(as train sft --reasoning does).")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing TARGET.")] = False,
 ) -> None:
-    """Convert between episodes, AgentWorldBench rows and chat messages, in JSONL or Parquet."""
+    """Convert between episodes, AgentWorldBench rows and chat messages, in JSONL or Parquet.
+
+    An existing TARGET is refused unless --overwrite; TARGET is written atomically."""
     from agentworld.core import dataformats as df
-    from agentworld.core.io import same_file
+    from agentworld.core.io import check_output, same_file
 
     if same_file(source, target):
         raise typer.BadParameter(f"{target} is SOURCE itself; writing it would replace the data "
                                  "being read: choose another TARGET", param_hint="TARGET")
+    check_output(target, overwrite=overwrite)  # OutputError (a ValueError): main() prints it
 
     for url, hint in ((source, "SOURCE"), (target, "TARGET")):
         try:
