@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentworld.core.escapes import json_line
 from agentworld.core.types import Episode
 
 VERSION = 1
@@ -105,7 +106,7 @@ class PartFile:
                                 "the file to start over") from None
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._file.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+        self._file.write(json_line(record))
         self._file.flush()
         os.fsync(self._file.fileno())
 
