@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -118,6 +118,21 @@ def world_model_contract(domain: Any) -> dict[str, Any]:
     return out
 
 
+def check_policies(domain: Domain, policies: Iterable[str]) -> None:
+    """Check that ``domain`` offers every policy named in ``policies`` here.
+
+    Raises:
+        ValueError: naming the missing policies and the valid ones.
+    """
+    available = domain.policies()
+    unknown = [p for p in policies if p not in available]
+    if unknown:
+        raise ValueError(
+            f"domain {domain.name!r} has no policy {unknown} here; valid: {sorted(available)} "
+            "(`agentworld domains` tells what its policies need)"
+        )
+
+
 def collect(
     domain: Domain,
     n: int,
@@ -141,7 +156,8 @@ def collect(
         part: A local path where each finished episode is appended at once
             (:class:`~agentworld.core.partfile.PartFile`): a rerun with the same settings
             after a crash or kill collects only the episodes missing there. The file is
-            left in place; remove it once the data set is written.
+            left in place; remove it once the data set is written. A run that fails before
+            any episode is in it removes it.
 
     Returns:
         ``n`` episodes in task order.
@@ -152,12 +168,7 @@ def collect(
             episodes or a damaged line.
         OSError: ``part`` cannot be written (raised before any episode runs).
     """
-    available = domain.policies()
-    unknown = [p for p in policies if p not in available]
-    if unknown:
-        raise ValueError(
-            f"domain {domain.name!r} has no policy {unknown}; valid: {sorted(available)}"
-        )
+    check_policies(domain, policies)
     names = assign_policies(n, policies, seed)
     store, done = None, {}
     if part is not None:
@@ -194,6 +205,10 @@ def collect(
         shards = [todo[w::workers] for w in range(workers)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
             results = dict(pair for shard in pool.map(work, shards) for pair in shard)
+    except BaseException:
+        if store is not None and not done and store.appended == 0:
+            store.remove()  # nothing to resume: leave no file to block another command
+        raise
     finally:
         if store is not None:
             store.close()
