@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from agentworld.core.collect import collect
 from agentworld.domains.terminal.domain import TerminalDomain
-from agentworld.domains.terminal.llm_policy import LLMPolicy, parse_command
+from agentworld.domains.terminal.llm_policy import LLMPolicy, LLMServerError, parse_command
 from loopback import chat_route, serve
 from sandboxes import needs_sandbox
 
@@ -86,8 +86,8 @@ def test_llm_policy_collects_real_episodes(monkeypatch):
 
 def test_llm_policy_errors_name_the_server():
     with agent_server(api_key="s3cret") as (url, _):
-        with pytest.raises(RuntimeError, match="answered 401"):
+        with pytest.raises(LLMServerError, match="answered 401"):
             LLMPolicy(base_url=url, model="m").act(None, [])
         assert LLMPolicy(base_url=url, model="m", api_key="s3cret").act(None, []).text == "x=6"
-    with pytest.raises(RuntimeError, match=r"cannot reach http://127\.0\.0\.1:9/v1/models"):
+    with pytest.raises(LLMServerError, match=r"cannot reach http://127\.0\.0\.1:9/v1/models"):
         LLMPolicy(base_url="http://127.0.0.1:9/v1", timeout_s=5).act(None, [])

@@ -120,10 +120,13 @@ def test_rationale_header_stands_in_the_state_description():
     )
 
 
-def test_domain_and_plugin():
+def test_domain_and_plugin(monkeypatch):
     assert "terminal" in plugins.names("domain")
     domain = plugins.get_domain("terminal")
     assert isinstance(domain, TerminalDomain) and isinstance(domain, Domain)
+    monkeypatch.delenv("AGENTWORLD_LLM_BASE_URL", raising=False)
+    assert set(domain.policies()) == {"scripted", "random"}  # llm only with an endpoint
+    monkeypatch.setenv("AGENTWORLD_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     assert set(domain.policies()) == {"scripted", "random", "llm"}
     assert "prompt" in domain.system_prompt(None) and "user@sandbox" in domain.system_prompt(None)
     kinds = {

@@ -26,7 +26,7 @@ class RunConfig(BaseModel):
     existing episode files (any fsspec URL).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     dir: str = "runs/default"
     seed: int = 0
@@ -38,7 +38,7 @@ class RunConfig(BaseModel):
 class CollectConfig(BaseModel):
     """``[collect]``: real-environment episode collection."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     episodes: int = Field(400, ge=1)
     policies: dict[str, float] = Field(default_factory=lambda: {"scripted": 0.5, "random": 0.5})
@@ -68,7 +68,7 @@ class TrainStageConfig(BaseModel):
 class EvalConfig(BaseModel):
     """``[eval]``: next-observation fidelity on held-out real transitions."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     backend: str = "hf"
     model: str | None = None
@@ -88,7 +88,7 @@ class EvalConfig(BaseModel):
 class SimulateConfig(BaseModel):
     """``[simulate]``: replay held-out episodes' actions in the simulator beside the real ones."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     backend: str = "hf"
     model: str | None = None
@@ -102,7 +102,7 @@ class SimulateConfig(BaseModel):
 class PipelineConfig(BaseModel):
     """A whole pipeline: ``[run]`` plus any of the stage tables."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     run: RunConfig = Field(default_factory=RunConfig)
     collect: CollectConfig | None = None

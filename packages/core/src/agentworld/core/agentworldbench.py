@@ -21,18 +21,17 @@ the field. The function API (:func:`iter_records`, :func:`reconstruct`, :func:`r
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import fsspec
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
 from agentworld.core.answers import DOMAINS, GUI_DOMAINS, OBSERVATION_MARKER
+from agentworld.core.escapes import json_line
 from agentworld.core.formats import split_system_message, system_message
-from agentworld.core.io import DatasetError, atomic_open
+from agentworld.core.io import DatasetError, atomic_open, iter_jsonl
 from agentworld.core.types import Action, Episode, Observation, Step
 
 PUBLIC_TURNS = {"mcp": 286, "search": 458, "terminal": 354, "swe": 472, "android": 200,
@@ -111,26 +110,16 @@ def iter_records(url: str) -> Iterator[tuple[int, BenchRecord]]:
     blank lines skipped, split on ``\\n`` only).
 
     Raises:
-        DatasetError: a line that is not UTF-8, not a JSON object, or not a valid record; the
+        DatasetError: a line that is too long, not UTF-8, not a JSON object (as
+            :func:`agentworld.core.io.iter_jsonl` reads it), or not a valid record; the
             message names the file, the line and the field.
         FileNotFoundError: ``url`` does not exist.
     """
-    with fsspec.open(url, "rb", compression="infer") as f:
-        for number, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                data = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                raise DatasetError(url, number, f"not UTF-8 ({e.reason} at byte {e.start})") from None
-            except json.JSONDecodeError as e:
-                raise DatasetError(url, number, f"invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(data, dict):
-                raise DatasetError(url, number, f"expected a JSON object, got {type(data).__name__}")
-            try:
-                yield number, BenchRecord.model_validate(data)
-            except ValidationError as e:
-                raise _error_of(url, number, e) from None
+    for number, data in iter_jsonl(url):
+        try:
+            yield number, BenchRecord.model_validate(data)
+        except ValidationError as e:
+            raise _error_of(url, number, e) from None
 
 
 def read_records(url: str) -> list[BenchRecord]:
@@ -142,9 +131,9 @@ def write_records(url: str, records: Iterable[BenchRecord]) -> int:
     """Write records atomically, one JSON object per line (UTF-8, U+2028 kept raw). Returns
     the number written."""
     count = 0
-    with atomic_open(url, "w") as f:
+    with atomic_open(url, "wb") as f:
         for record in records:
-            f.write(json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n")
+            f.write(json_line(record.model_dump(mode="json")))
             count += 1
     return count
 
@@ -330,16 +319,13 @@ def is_record(keys: Iterable[str]) -> bool:
 def sniff(url: str) -> str | None:
     """``"agentworldbench"`` or ``"episodes"`` by the keys of the first non-blank line of
     ``url``; ``None`` when it is neither (or not JSON)."""
-    with fsspec.open(url, "rb", compression="infer") as f:
-        for raw in f:
-            if raw.strip():
-                break
-        else:
-            return None
     try:
-        record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        first = next(iter_jsonl(url), None)
+    except DatasetError:
         return None
+    if first is None:
+        return None
+    record = first[1]
     if not isinstance(record, dict):
         return None
     if is_record(record):

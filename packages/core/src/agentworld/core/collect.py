@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from agentworld.core.escapes import visible, visible_strings
 from agentworld.core.partfile import PartFile
 from agentworld.core.protocols import Domain, MarkovDomain, RewardingDomain
 from agentworld.core.rollout import each, rollout
-from agentworld.core.types import Episode, Observation, Step, Task
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 
 
 def assign_policies(n: int, mix: dict[str, float], seed: int) -> list[str]:
@@ -34,15 +35,27 @@ def recorded(env: Any, observation: Any) -> Observation:
     """The observation to record: ``observation`` (an :class:`Observation`, or the text a
     Gymnasium-style env returns, e.g. :class:`~agentworld.core.types.ObservationText`) with
     the env's privileged state (``env.privileged_state()`` when it has one and it is not
-    ``None``: the state the agent is not shown, such as a file-tree snapshot), else its own."""
+    ``None``: the state the agent is not shown, such as a file-tree snapshot), else its own.
+
+    Text that cannot be UTF-8 encoded (a file name with undecodable bytes, which Python holds
+    as lone surrogates) is recorded as visible escapes (:func:`agentworld.core.escapes.visible`:
+    byte ``0xff`` as ``\\xff``), in the text and in every key and value of the state, so the
+    episode can be written and every later use of it sees the same names."""
     privileged = getattr(env, "privileged_state", None)
     state = privileged() if callable(privileged) else None
-    if type(observation) is Observation:
-        return observation if state is None else observation.model_copy(update={"state": state})
-    text = getattr(observation, "text", observation)
     if state is None:
         state = getattr(observation, "state", None)
-    return Observation(text=str(text), state=state)
+    text = getattr(observation, "text", observation)
+    return Observation(text=visible(str(text)), state=visible_strings(state))
+
+
+def visible_action(action: Any) -> Any:
+    """An :class:`Action` whose text and arguments hold lone surrogates (e.g. a model's JSON
+    answer with ``"\\udcff"``) with them as visible escapes
+    (:func:`agentworld.core.escapes.visible_strings`); other values (``None``: stop) unchanged."""
+    if not isinstance(action, Action):
+        return action
+    return Action.model_validate(visible_strings(action.model_dump()))
 
 
 def run_episode(
@@ -52,12 +65,15 @@ def run_episode(
     (:func:`agentworld.core.rollout.rollout` on one environment; the policy's ``act(task,
     history)`` returning ``None`` ends it).
 
-    Observations are recorded with the env's privileged state (:func:`recorded`)."""
+    Observations are recorded with the env's privileged state (:func:`recorded`); text that
+    cannot be UTF-8 encoded, in observations and actions alike, is recorded as visible escapes
+    (:func:`agentworld.core.escapes.visible`); an action is escaped before the env runs it, so
+    the recorded action is the one run."""
     if hasattr(policy, "reset"):
         policy.reset(seed)
     [run] = rollout(
         [env],
-        each(lambda episode: policy.act(task, episode.history)),
+        each(lambda episode: visible_action(policy.act(task, episode.history))),
         max_steps,
         tasks=[task],
         seeds=[seed],
@@ -102,6 +118,21 @@ def world_model_contract(domain: Any) -> dict[str, Any]:
     return out
 
 
+def check_policies(domain: Domain, policies: Iterable[str]) -> None:
+    """Check that ``domain`` offers every policy named in ``policies`` here.
+
+    Raises:
+        ValueError: naming the missing policies and the valid ones.
+    """
+    available = domain.policies()
+    unknown = [p for p in policies if p not in available]
+    if unknown:
+        raise ValueError(
+            f"domain {domain.name!r} has no policy {unknown} here; valid: {sorted(available)} "
+            "(`agentworld domains` tells what its policies need)"
+        )
+
+
 def collect(
     domain: Domain,
     n: int,
@@ -125,7 +156,8 @@ def collect(
         part: A local path where each finished episode is appended at once
             (:class:`~agentworld.core.partfile.PartFile`): a rerun with the same settings
             after a crash or kill collects only the episodes missing there. The file is
-            left in place; remove it once the data set is written.
+            left in place; remove it once the data set is written. A run that fails before
+            any episode is in it removes it.
 
     Returns:
         ``n`` episodes in task order.
@@ -136,12 +168,7 @@ def collect(
             episodes or a damaged line.
         OSError: ``part`` cannot be written (raised before any episode runs).
     """
-    available = domain.policies()
-    unknown = [p for p in policies if p not in available]
-    if unknown:
-        raise ValueError(
-            f"domain {domain.name!r} has no policy {unknown}; valid: {sorted(available)}"
-        )
+    check_policies(domain, policies)
     names = assign_policies(n, policies, seed)
     store, done = None, {}
     if part is not None:
@@ -178,6 +205,10 @@ def collect(
         shards = [todo[w::workers] for w in range(workers)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
             results = dict(pair for shard in pool.map(work, shards) for pair in shard)
+    except BaseException:
+        if store is not None and not done and store.appended == 0:
+            store.remove()  # nothing to resume: leave no file to block another command
+        raise
     finally:
         if store is not None:
             store.close()

@@ -34,9 +34,10 @@ import fsspec
 from fsspec.compression import compr
 from fsspec.utils import infer_compression
 
+from agentworld.core.escapes import json_line, visible_strings
 from agentworld.core.extras import require
 from agentworld.core.formats import parse_prediction, sft_pair, split_system_message
-from agentworld.core.io import DatasetError, atomic_open, validate_rows
+from agentworld.core.io import MAX_LINE_BYTES, DatasetError, atomic_open, iter_jsonl, validate_rows
 from agentworld.core.types import Action, Episode, Observation, Step
 
 Kind = Literal["episodes", "agentworldbench", "messages"]
@@ -108,14 +109,14 @@ def write_rows(url: str, rows: Iterable[dict[str, Any]]) -> int:
         with atomic_open(url, "wb") as raw:
             f = compr[comp](raw, mode="wb") if comp else raw
             for row in rows:
-                f.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+                f.write(json_line(row))
                 n += 1
             if comp:
                 f.close()  # flush the compressor's trailer; `raw` stays open for the rename
         return n
     pa = require("pyarrow", "parquet", f"writing {url}")
     pq = require("pyarrow.parquet", "parquet", f"writing {url}")
-    rows = list(rows)
+    rows = [visible_strings(row) for row in rows]  # Arrow strings are UTF-8
     keys = list(dict.fromkeys(k for row in rows for k in row))
     encoded = [k for k in keys if not all(_native(row.get(k)) for row in rows)]
     columns = {
@@ -129,34 +130,37 @@ def write_rows(url: str, rows: Iterable[dict[str, Any]]) -> int:
     return len(rows)
 
 
-def read_rows(url: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_rows(url: str, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(row_number, row)`` for each row of ``url`` (1-based; a JSONL file's line number).
+
+    Args:
+        max_line_bytes: JSONL: the longest line read, bytes (:func:`agentworld.core.io.read_lines`).
 
     Raises:
         ValueError: an unknown extension.
-        DatasetError: a JSONL line that is not a JSON object.
+        DatasetError: a JSONL line that is too long, nested too deeply or not a JSON object
+            (:func:`agentworld.core.io.iter_jsonl`), or a Parquet file that pyarrow cannot
+            read (naming the file).
         FileNotFoundError: ``url`` does not exist.
     """
     if container_of(url) == "jsonl":
-        with fsspec.open(url, "rb", compression="infer") as f:  # lines end at b"\n" only
-            for number, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                    raise DatasetError(url, number, f"invalid JSON ({e})") from None
-                if not isinstance(row, dict):
-                    raise DatasetError(url, number, f"expected a JSON object, got {type(row).__name__}")
-                yield number, row
+        yield from iter_jsonl(url, max_line_bytes)
         return
+    pa = require("pyarrow", "parquet", f"reading {url}")
     pq = require("pyarrow.parquet", "parquet", f"reading {url}")
     with fsspec.open(url, "rb") as f:
-        table = pq.read_table(f)
+        try:
+            table = pq.read_table(f)
+        except pa.ArrowException as e:  # ArrowInvalid, ArrowIOError, ...: a damaged file
+            raise DatasetError(url, None, f"not a readable Parquet file ({e})") from None
     meta = table.schema.metadata or {}
     encoded = set(json.loads(meta.get(JSON_COLUMNS_KEY, b"[]")))
     for number, row in enumerate(table.to_pylist(), start=1):
-        yield number, {k: json.loads(v) if k in encoded and v is not None else v for k, v in row.items()}
+        try:
+            yield number, {k: json.loads(v) if k in encoded and v is not None else v
+                           for k, v in row.items()}
+        except (json.JSONDecodeError, RecursionError, TypeError) as e:
+            raise DatasetError(url, number, f"a JSON column does not hold JSON ({e})") from None
 
 
 def kind_of(row: dict[str, Any]) -> Kind | None:

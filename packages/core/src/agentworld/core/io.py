@@ -2,13 +2,18 @@
 
 Writes are atomic: records go to a temporary sibling file which is renamed
 over the target only after the last record is written, so a failure never
-leaves a half-written dataset behind. Reads validate every line and report
-the file and 1-based line number of the first bad one.
+leaves a half-written dataset behind; strings that cannot be UTF-8 encoded (lone
+surrogates, e.g. an undecodable file name) are written as visible escapes
+(:mod:`agentworld.core.escapes`). Reads validate every line and report the file and
+1-based line number of the first bad one; a line longer than :data:`MAX_LINE_BYTES` is
+refused after reading at most that much of it, so memory stays bounded whatever the file
+(a small ``.gz`` may hold a line of gigabytes).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -19,17 +24,23 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 from pydantic import BaseModel, ValidationError
 
+from agentworld.core.escapes import json_line
 from agentworld.core.types import Episode
 
 M = TypeVar("M", bound=BaseModel)
 
+MAX_LINE_BYTES = 64 << 20
+"""Longest JSONL line read, bytes (64 MiB): the largest episodes are a few MiB."""
+_CHUNK_BYTES = 1 << 20
+
 
 class DatasetError(ValueError):
-    """A dataset line that is not valid JSON or does not match the schema."""
+    """A dataset line (or, with ``line=None``, a whole file) that cannot be read: not valid
+    JSON, too long, nested too deeply, not matching the schema, or a damaged container."""
 
-    def __init__(self, url: str, line: int, reason: str):
+    def __init__(self, url: str, line: int | None, reason: str):
         self.url, self.line = url, line
-        super().__init__(f"{url}, line {line}: {reason}")
+        super().__init__(f"{url}: {reason}" if line is None else f"{url}, line {line}: {reason}")
 
 
 def _parent_dirs(fs: fsspec.AbstractFileSystem, path: str) -> None:
@@ -125,37 +136,98 @@ def write_jsonl(url: str, records: Iterable[BaseModel | dict[str, Any]]) -> int:
         Number of records written.
     """
     count = 0
-    with atomic_open(url, "w") as f:
+    with atomic_open(url, "wb") as f:
         for record in records:
             data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
-            f.write(json.dumps(data, ensure_ascii=False) + "\n")
+            f.write(json_line(data))
             count += 1
     return count
 
 
-def iter_jsonl(url: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line.
+def read_lines(
+    f: Any, url: str, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes]]:
+    """``(line_number, line)`` for each line of the binary file ``f`` (read from ``url``), 1-based,
+    split on ``b"\\n"`` only, without it. ``f`` is read in 1 MiB chunks: at most
+    ``max_line_bytes`` + 1 MiB of it is held at once.
 
     Raises:
-        DatasetError: a line is not UTF-8 or not a JSON object.
+        DatasetError: a line longer than ``max_line_bytes`` bytes (naming ``url``, the line and
+            the limit), raised as soon as that many bytes of it are read.
+    """
+
+    def too_long(number: int) -> DatasetError:
+        return DatasetError(url, number, f"longer than {max_line_bytes} bytes, the limit of a "
+                            "line (max_line_bytes); split the record or raise the limit")
+
+    number, pending = 0, bytearray()
+    while chunk := f.read(_CHUNK_BYTES):
+        *lines, rest = chunk.split(b"\n")
+        for line in lines:
+            number += 1
+            if len(pending) + len(line) > max_line_bytes:
+                raise too_long(number)
+            if pending:
+                pending += line
+                line, pending = bytes(pending), bytearray()
+            yield number, line
+        if len(pending) + len(rest) > max_line_bytes:
+            raise too_long(number + 1)
+        pending += rest
+    if pending:
+        yield number + 1, bytes(pending)
+
+
+def parse_object(url: str, number: int, raw: bytes) -> dict[str, Any] | None:
+    """Line ``number`` of ``url`` as a JSON object; ``None`` for a blank line.
+
+    Raises:
+        DatasetError: the line is not UTF-8, not JSON, nested deeper than the JSON parser
+            goes (Python's recursion limit, about 1,000 levels), or not an object.
+    """
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DatasetError(url, number, f"not UTF-8 (byte 0x{raw[e.start]:02x} at byte "
+                                        f"{e.start + 1} of the line)") from None
+    if not line.strip():
+        return None
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise DatasetError(url, number, f"invalid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise DatasetError(url, number, "JSON nested too deeply to read (over about "
+                           f"{sys.getrecursionlimit()} levels of arrays or objects)") from None
+    if not isinstance(data, dict):
+        raise DatasetError(url, number, f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def iter_jsonl(url: str, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (compressed
+    when its name ends in ``.gz``, ``.bz2``, ``.xz``, ``.zst``: fsspec infers it).
+
+    Args:
+        max_line_bytes: Longest line read, bytes (:func:`read_lines`).
+
+    Raises:
+        DatasetError: a line is too long, not UTF-8, not JSON, nested too deeply or not a
+            JSON object (:func:`parse_object`), or the compressed stream is damaged.
         FileNotFoundError: ``url`` does not exist.
     """
-    with fsspec.open(url, "rb") as f:
-        for number, raw in enumerate(f, start=1):
+    with fsspec.open(url, "rb", compression="infer") as f:
+        lines = read_lines(f, url, max_line_bytes)
+        while True:
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise DatasetError(url, number, f"not UTF-8 (byte 0x{raw[e.start]:02x} at byte "
-                                                f"{e.start + 1} of the line)") from None
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DatasetError(url, number, f"invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(data, dict):
-                raise DatasetError(url, number, f"expected a JSON object, got {type(data).__name__}")
-            yield number, data
+                number, raw = next(lines)
+            except StopIteration:
+                return
+            except (EOFError, OSError) as e:  # a truncated or damaged compressed stream
+                raise DatasetError(url, None, f"cannot be read ({type(e).__name__}: {e})") from None
+            data = parse_object(url, number, raw)
+            if data is not None:
+                yield number, data
 
 
 def read_models(url: str, model: type[M]) -> list[M]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentworld.core.escapes import json_line
 from agentworld.core.types import Episode
 
 VERSION = 1
@@ -41,6 +42,7 @@ class PartFile:
     def __init__(self, path: str | os.PathLike[str], settings: dict[str, Any]):
         self.path = Path(path)
         self.settings = json.loads(json.dumps(settings))  # as it reads back
+        self.appended = 0  # episodes appended since open()
         self._lock = threading.Lock()
         self._file: Any = None
 
@@ -48,7 +50,8 @@ class PartFile:
         """Read the episodes already finished (``{index: episode}``), then open for appending.
 
         Creates the file (and its parent directories) when missing, so an unwritable
-        location fails here, before any episode runs.
+        location fails here, before any episode runs. A file holding only a header (no
+        finished episode), whatever its settings, is started over.
 
         Raises:
             PartFileError: the file was written with other settings, or a line other than
@@ -59,6 +62,8 @@ class PartFile:
         good, newline = 0, False  # bytes up to the last complete line; is its newline missing
         if self.path.exists():
             lines = self.path.read_bytes().split(b"\n")
+            if self._header_only(lines):
+                lines = []  # no finished episode, whatever the settings: start over
             for number, raw in enumerate(lines, start=1):
                 last = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
                 if raw.strip():
@@ -81,6 +86,19 @@ class PartFile:
         if good == 0:
             self._write({"agentworld_part": VERSION, "settings": self.settings})
         return done
+
+    @staticmethod
+    def _header_only(lines: list[bytes]) -> bool:
+        """True when ``lines`` are a part file's header line and nothing else (a run that
+        failed or was killed before its first episode finished)."""
+        kept = [raw for raw in lines if raw.strip()]
+        if len(kept) != 1:
+            return False
+        try:
+            header = json.loads(kept[0])
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return False
+        return isinstance(header, dict) and header.get("agentworld_part") == VERSION
 
     def _read_line(self, number: int, raw: bytes, done: dict[int, Episode]) -> None:
         where = f"{self.path}, line {number}"
@@ -105,7 +123,7 @@ class PartFile:
                                 "the file to start over") from None
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._file.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+        self._file.write(json_line(record))
         self._file.flush()
         os.fsync(self._file.fileno())
 
@@ -113,6 +131,7 @@ class PartFile:
         """Append finished episode ``index`` durably (thread-safe)."""
         with self._lock:
             self._write({"index": index, "episode": episode.model_dump(mode="json")})
+            self.appended += 1
 
     def close(self) -> None:
         """Close the file (it stays on disk for a rerun)."""

@@ -40,27 +40,37 @@ def collect_cmd(
     domain: Annotated[str, typer.Option(help="Domain plugin name.")] = "terminal",
     episodes: Annotated[int, typer.Option(min=1, help="Number of episodes.")] = 100,
     policy: Annotated[list[str] | None, typer.Option(
-        help="Policy weight as NAME=WEIGHT; repeatable. Default: each of the domain's policies, weight 1.")] = None,
+        help="Policy weight as NAME=WEIGHT; repeatable. Default: each policy the domain offers here "
+        "(terminal: scripted, random; llm once AGENTWORLD_LLM_BASE_URL is set), weight 1.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Steps per episode at most.")] = 12,
     workers: Annotated[int, typer.Option(min=1, help="Environments run in parallel.")] = 2,
     seed: Seed = 0,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing OUT.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace an existing OUT, and start over instead of resuming from OUT.part.")] = False,
 ) -> None:
     """Collect real episodes from a domain's real environment into JSONL.
 
     Each finished episode is also appended to OUT.part (local OUT): after a crash or kill,
     the same command resumes from there; OUT is written at the end, atomically."""
+    from agentworld.core.collect import check_policies
     from agentworld.core.io import check_output, write_episodes
+    from agentworld.core.partfile import PartFileError
     from agentworld.app.pipeline import collect_with_progress, part_path
 
     mix = _policy_mix(policy, domain)
+    check_policies(plugins.get_domain(domain), mix)
     check_output(out, overwrite=overwrite)
     part = part_path(out)
+    if overwrite and part is not None:
+        Path(part).unlink(missing_ok=True)
     resumed = _has_part(part)
     if resumed:
         console.print(f"resuming: {part} holds finished episodes of an interrupted run")
-    result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
-                                   max_steps=max_steps, workers=workers, part=part)
+    try:
+        result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
+                                       max_steps=max_steps, workers=workers, part=part)
+    except PartFileError as e:
+        raise PartFileError(f"{e} (--overwrite deletes it)") from None
     write_episodes(out, result)
     if part is not None:
         Path(part).unlink(missing_ok=True)
@@ -87,14 +97,18 @@ def convert_cmd(
     reasoning: Annotated[bool, typer.Option(
         help="messages: put the domain's rationale in <think> before each observation block "
         "(as train sft --reasoning does).")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing TARGET.")] = False,
 ) -> None:
-    """Convert between episodes, AgentWorldBench rows and chat messages, in JSONL or Parquet."""
+    """Convert between episodes, AgentWorldBench rows and chat messages, in JSONL or Parquet.
+
+    An existing TARGET is refused unless --overwrite; TARGET is written atomically."""
     from agentworld.core import dataformats as df
-    from agentworld.core.io import same_file
+    from agentworld.core.io import check_output, same_file
 
     if same_file(source, target):
         raise typer.BadParameter(f"{target} is SOURCE itself; writing it would replace the data "
                                  "being read: choose another TARGET", param_hint="TARGET")
+    check_output(target, overwrite=overwrite)  # OutputError (a ValueError): main() prints it
 
     for url, hint in ((source, "SOURCE"), (target, "TARGET")):
         try:

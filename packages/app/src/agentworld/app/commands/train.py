@@ -50,7 +50,11 @@ def train_cmd(
         options["reasoning"] = "domain"
     if quiet:
         options["progress"] = False
-    options |= parse_sets(set_)
+    sets = parse_sets(set_)
+    if "output_dir" in sets:  # it would silently replace --output-dir
+        raise typer.BadParameter(f"output_dir={sets['output_dir']!r}: give where the result goes "
+                                 "with --output-dir only", param_hint="--set")
+    options |= sets
     if mix is not None and not 0.0 <= mix <= 1.0:
         raise typer.BadParameter(f"the fraction of real episodes must be in [0, 1], got {mix}",
                                  param_hint="--mix")

@@ -54,7 +54,7 @@ class AgentConfig(BaseModel):
         log_every: Episodes between log records.
     """
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
 
     output_dir: str
     env: str

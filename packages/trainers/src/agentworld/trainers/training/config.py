@@ -22,7 +22,7 @@ class LoraSettings(BaseModel):
             models that is ``q/k/v/o_proj`` and ``gate/up/down_proj``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     r: int = Field(8, ge=1)
     alpha: int = Field(16, ge=1)
@@ -93,7 +93,7 @@ class TrainConfig(BaseModel):
         callback: Called with every log record (programmatic use only).
     """
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
 
     model: str = "default"
     output_dir: str
@@ -167,7 +167,7 @@ class TeacherSettings(BaseModel):
         concurrency: Requests in flight at once.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     base_url: str
     model: str

@@ -104,8 +104,9 @@ class TerminalDomain:
         return TerminalTaskSampler()
 
     def policies(self) -> dict[str, Any]:
-        """``{"scripted": ScriptedExpert, "random": RandomPolicy, "llm": LLMPolicy}`` (fresh,
-        seed 0)."""
+        """``{"scripted": ScriptedExpert, "random": RandomPolicy}``, plus ``"llm": LLMPolicy`` when
+        ``$AGENTWORLD_LLM_BASE_URL`` is set (fresh, seed 0;
+        :func:`~agentworld.domains.terminal.policies.make_policies`)."""
         return make_policies()
 
     def score(self, predicted: str, reference: Observation) -> float:
@@ -201,6 +202,7 @@ class TerminalDomain:
         except RuntimeError as exc:
             sandbox = f"unavailable ({exc})"
         lim = Limits()
+        policies = make_policies()
         return {
             "sandbox": sandbox,
             "shell": _bash_version(),
@@ -216,5 +218,6 @@ class TerminalDomain:
             ),
             "prompt": "user@sandbox:~/dir$  ([N] prefix after a non-zero exit)",
             "tasks": ", ".join(KINDS),
-            "policies": "scripted, random, llm",
+            "policies": ", ".join(policies) + ("" if "llm" in policies
+                                               else "; llm needs AGENTWORLD_LLM_BASE_URL"),
         }

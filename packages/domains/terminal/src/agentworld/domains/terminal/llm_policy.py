@@ -11,9 +11,13 @@ opens); ``DONE`` (or an empty reply) ends the episode.
 
 Configuration (constructor arguments, else environment variables):
 
-* ``base_url`` / ``AGENTWORLD_LLM_BASE_URL`` (default ``http://127.0.0.1:8000/v1``);
+* ``base_url`` / ``AGENTWORLD_LLM_BASE_URL``: required, there is no default endpoint (the
+  policy is offered by the domain only when the variable is set, :func:`endpoint`);
 * ``model`` / ``AGENTWORLD_LLM_MODEL`` (default: the first id of ``GET {base_url}/models``);
-* ``api_key`` / ``AGENTWORLD_LLM_API_KEY`` or ``OPENAI_API_KEY`` (optional bearer token);
+* ``api_key``: the bearer token, sent only to the base URL it was configured with
+  (:func:`api_key_for`): ``api_key`` with ``base_url``, ``AGENTWORLD_LLM_API_KEY`` with
+  ``AGENTWORLD_LLM_BASE_URL``, ``OPENAI_API_KEY`` with ``OPENAI_BASE_URL``; none otherwise,
+  so a key never goes to a server it was not meant for;
 * ``temperature`` / ``AGENTWORLD_LLM_TEMPERATURE`` (default 0.7).
 
 The request carries ``seed`` (the episode seed plus the step), so servers that
@@ -38,7 +42,7 @@ AGENT_SYSTEM_PROMPT = """You operate a Linux bash terminal to complete a task.
 Reply with exactly one shell command and nothing else: no explanation, no code fences.
 A command may span several lines only to write a here-document or a multi-line loop.
 You see what the terminal prints after each command. When the task is done, reply DONE."""
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+BASE_URL_VAR = "AGENTWORLD_LLM_BASE_URL"
 _FENCE = re.compile(r"```[a-zA-Z]*\n?(.*?)```", re.S)
 
 
@@ -71,18 +75,42 @@ def parse_command(reply: str) -> str | None:
     return "\n".join(taken)
 
 
+class LLMServerError(ConnectionError):
+    """The llm policy's server cannot be reached, or answers with an error or no JSON."""
+
+
+def endpoint() -> str | None:
+    """The endpoint configured for the ``llm`` policy: ``$AGENTWORLD_LLM_BASE_URL``, or ``None``
+    when it is unset or empty (the policy is then not offered)."""
+    return os.environ.get(BASE_URL_VAR) or None
+
+
+def api_key_for(base_url: str, pairs: Sequence[tuple[str | None, str | None]]) -> str | None:
+    """The first key of ``(url, key)`` ``pairs`` whose url is ``base_url`` (trailing ``/``
+    ignored), else ``None``: a key is sent only to the URL it was configured with."""
+    for url, key in pairs:
+        if url and key and url.rstrip("/") == base_url.rstrip("/"):
+            return key
+    return None
+
+
 class LLMPolicy(SeededPolicy):
     """Commands from a chat model behind an OpenAI-compatible server (``name = "llm"``).
 
     Args:
         seed: Base of the per-request ``seed``; ``reset(seed)`` sets it per episode.
-        base_url: Server root ending in ``/v1`` (see the module docstring for defaults).
+        base_url: Server root ending in ``/v1``; ``None``: ``$AGENTWORLD_LLM_BASE_URL``.
         model: Model id; ``None``: the environment variable, else the server's first model.
-        api_key: Bearer token, if the server wants one.
+        api_key: Bearer token for ``base_url`` (given together with it); see the module
+            docstring for the keys taken from the environment.
         temperature: Sampling temperature.
         max_steps: Actions per episode before the policy stops by itself.
         max_tokens: Completion limit per request, tokens.
         timeout_s: Per-request timeout, seconds.
+
+    Raises:
+        ValueError: no ``base_url`` and ``$AGENTWORLD_LLM_BASE_URL`` unset, or an ``api_key``
+            without the ``base_url`` it is for.
     """
 
     name = "llm"
@@ -102,10 +130,20 @@ class LLMPolicy(SeededPolicy):
         super().__init__(seed)
         self.seed = seed
         env = os.environ
-        self.base_url = (base_url or env.get("AGENTWORLD_LLM_BASE_URL") or DEFAULT_BASE_URL)
-        self.base_url = self.base_url.rstrip("/")
+        if api_key is not None and base_url is None:
+            raise ValueError("the llm policy sends api_key only to the base_url given with it; "
+                             "pass base_url too")
+        url = base_url or endpoint()
+        if url is None:
+            raise ValueError(f"the llm policy has no endpoint: set {BASE_URL_VAR} to an "
+                             "OpenAI-compatible server's /v1 URL (e.g. `agentworld serve-openai`'s)")
+        self.base_url = url.rstrip("/")
         self.model = model or env.get("AGENTWORLD_LLM_MODEL") or None
-        self.api_key = api_key or env.get("AGENTWORLD_LLM_API_KEY") or env.get("OPENAI_API_KEY")
+        self.api_key = api_key_for(self.base_url, [
+            (base_url, api_key),
+            (env.get(BASE_URL_VAR), env.get("AGENTWORLD_LLM_API_KEY")),
+            (env.get("OPENAI_BASE_URL"), env.get("OPENAI_API_KEY")),
+        ])
         self.temperature = (
             temperature if temperature is not None
             else float(env.get("AGENTWORLD_LLM_TEMPERATURE", "0.7"))
@@ -135,7 +173,8 @@ class LLMPolicy(SeededPolicy):
         """The model's next command, or ``None`` when it says ``DONE`` or ``max_steps`` is reached.
 
         Raises:
-            RuntimeError: the server cannot be reached or answers with an error or no choices.
+            LLMServerError: the server cannot be reached or answers with an error, no JSON or
+                no choices (a ``ConnectionError``: the command line shows it as one line).
         """
         i = steps_taken(history)
         if i >= self.max_steps:
@@ -150,16 +189,15 @@ class LLMPolicy(SeededPolicy):
         reply = self._request("POST", "/chat/completions", body)
         choices = reply.get("choices") or []
         if not choices:
-            raise RuntimeError(f"{self.base_url}/chat/completions answered without choices: {reply}")
+            raise LLMServerError(f"{self.base_url}/chat/completions answered without choices: "
+                                 f"{str(reply)[:500]}")
         command = parse_command((choices[0].get("message") or {}).get("content") or "")
         return Action(text=command) if command else None
 
     def _first_model(self) -> str:
         data = self._request("GET", "/models", None).get("data") or []
         if not data:
-            raise RuntimeError(
-                f"{self.base_url}/models lists no model; set AGENTWORLD_LLM_MODEL"
-            )
+            raise LLMServerError(f"{self.base_url}/models lists no model; set AGENTWORLD_LLM_MODEL")
         self.model = str(data[0]["id"])
         return self.model
 
@@ -174,12 +212,12 @@ class LLMPolicy(SeededPolicy):
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 return json.loads(response.read().decode("utf-8"))
         except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace")[:500]
-            raise RuntimeError(f"the llm policy's server {url} answered {exc.code}: {detail}") from exc
+            detail = " ".join(exc.read().decode("utf-8", "replace")[:500].split())
+            raise LLMServerError(f"the llm policy's server {url} answered {exc.code}: {detail}") from None
         except (urllib.error.URLError, OSError) as exc:
-            raise RuntimeError(
+            raise LLMServerError(
                 f"the llm policy cannot reach {url} ({exc}); start an OpenAI-compatible server "
-                "(e.g. `agentworld serve-openai`) or set AGENTWORLD_LLM_BASE_URL"
-            ) from exc
+                f"(e.g. `agentworld serve-openai`) or set {BASE_URL_VAR}"
+            ) from None
         except json.JSONDecodeError as exc:
-            raise RuntimeError(f"the llm policy's server {url} did not answer JSON: {exc}") from exc
+            raise LLMServerError(f"the llm policy's server {url} did not answer JSON: {exc}") from None

@@ -12,20 +12,28 @@ alternating actions and observations); it returns ``None`` to end.
 * ``random`` (:class:`RandomPolicy`): plausible random commands with some
   mistakes, and session commands that make state and read it back; 4-12 steps.
 * ``llm`` (:class:`LLMPolicy`): a chat model behind any OpenAI-compatible
-  endpoint (``AGENTWORLD_LLM_BASE_URL``, ``AGENTWORLD_LLM_MODEL``); at most 12 steps.
+  endpoint (``AGENTWORLD_LLM_BASE_URL``, ``AGENTWORLD_LLM_MODEL``); at most 12 steps. Offered
+  only when ``AGENTWORLD_LLM_BASE_URL`` is set: there is no default endpoint to send
+  requests (and keys) to.
 """
 
 from __future__ import annotations
 
 from agentworld.domains.terminal.expert import ScriptedExpert
-from agentworld.domains.terminal.llm_policy import LLMPolicy
+from agentworld.domains.terminal.llm_policy import LLMPolicy, endpoint
 from agentworld.domains.terminal.random_policy import RandomPolicy
 
 
 def make_policies(seed: int = 0) -> dict[str, ScriptedExpert | RandomPolicy | LLMPolicy]:
-    """Fresh policies by name: ``{"scripted": ..., "random": ..., "llm": ...}`` (the ``llm``
-    policy reads its endpoint from the environment and contacts it only when it acts)."""
-    return {"scripted": ScriptedExpert(seed), "random": RandomPolicy(seed), "llm": LLMPolicy(seed)}
+    """Fresh policies by name, those that can run here: ``{"scripted": ..., "random": ...}``,
+    and ``"llm"`` when ``$AGENTWORLD_LLM_BASE_URL`` names its endpoint
+    (:func:`~agentworld.domains.terminal.llm_policy.endpoint`; it is contacted only when the
+    policy acts)."""
+    out: dict[str, ScriptedExpert | RandomPolicy | LLMPolicy] = {
+        "scripted": ScriptedExpert(seed), "random": RandomPolicy(seed)}
+    if endpoint() is not None:
+        out["llm"] = LLMPolicy(seed)
+    return out
 
 
 __all__ = ["LLMPolicy", "RandomPolicy", "ScriptedExpert", "make_policies"]

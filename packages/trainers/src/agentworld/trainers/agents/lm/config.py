@@ -50,7 +50,7 @@ class LmAgentConfig(BaseModel):
         callback: Called with every metrics record (programmatic use only).
     """
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False)
 
     model: str = "default"
     tokenizer: str | None = None
