@@ -116,3 +116,13 @@ def test_identity_files_are_not_written_through_planted_entries(tmp_path: Path):
         write_identity(meta, None)
     assert target.read_text() == "precious\n"
     assert not (tmp_path / "agent").exists()
+
+
+@as_root
+def test_sandbox_uids_avoid_subordinate_ranges(monkeypatch):
+    from agentworld.domains.terminal import sandbox
+
+    assert all(1_000_000_000 <= sandbox.sandbox_uid() < 1_001_000_000 for _ in range(100))
+    taken = ((1_000_000_000, 1_000_999_000),)  # all but the last 1,000 uids
+    monkeypatch.setattr(sandbox, "_subordinate_ranges", lambda: taken)
+    assert all(sandbox.sandbox_uid() >= 1_000_999_000 for _ in range(50))

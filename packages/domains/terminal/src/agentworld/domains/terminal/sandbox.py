@@ -58,7 +58,10 @@ SANDBOX_ENV_VAR = "AGENTWORLD_TERMINAL_SANDBOX"
 INSIDE_UID = 1000  # uid and gid of the shell inside every sandbox, named ``user``
 INPUT_DIR = "/run/agentworld"  # read-only inside: multi-line, long actions (shell.ACTION_FILE)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
-_UID_BASE, _UID_SPAN = 200_000, 100_000
+# Per-sandbox host uids of root callers: above login.defs' default SUB_UID_MAX (600,100,000),
+# so not in the subordinate ranges useradd hands out, and below 2**31 (tools that read uids as
+# signed ints); any range /etc/subuid or /etc/subgid lists is skipped all the same.
+_UID_BASE, _UID_SPAN = 1_000_000_000, 1_000_000
 _counter = itertools.count()
 _BWRAP_FIXED = (
     "--unshare-all --unshare-user --die-with-parent --as-pid-1 "
@@ -142,12 +145,38 @@ def detect_sandbox() -> str:
 def sandbox_uid() -> int:
     """A fresh unprivileged host uid for one sandbox (root callers), or the caller's uid.
 
-    A uid of its own per sandbox keeps one sandbox's fork bomb from using up
-    the process limit of sandboxes running in parallel.
+    A uid of its own per sandbox keeps one sandbox's fork bomb from using up the process
+    limit of sandboxes running in parallel. It is drawn from ``[1e9, 1e9 + 1e6)``, skipping
+    the subordinate ranges of ``/etc/subuid`` and ``/etc/subgid`` (``subuid(5)``), so it is
+    never the uid of another user's container.
     """
     if os.geteuid() != 0:
         return os.getuid()
-    return _UID_BASE + (os.getpid() * 7919 + next(_counter)) % _UID_SPAN
+    reserved = _subordinate_ranges()
+    for _ in range(_UID_SPAN):
+        uid = _UID_BASE + (os.getpid() * 7919 + next(_counter)) % _UID_SPAN
+        if not any(start <= uid < end for start, end in reserved):
+            return uid
+    raise RuntimeError(
+        f"every sandbox uid in [{_UID_BASE}, {_UID_BASE + _UID_SPAN}) is a subordinate id of "
+        "/etc/subuid or /etc/subgid"
+    )
+
+
+@functools.cache
+def _subordinate_ranges() -> tuple[tuple[int, int], ...]:
+    """``(first, end)`` of every range in ``/etc/subuid`` and ``/etc/subgid``."""
+    ranges = []
+    for path in ("/etc/subuid", "/etc/subgid"):
+        try:
+            lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.strip().split(":")
+            if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit():
+                ranges.append((int(fields[1]), int(fields[1]) + int(fields[2])))
+    return tuple(ranges)
 
 
 def inside_uid(kind: str) -> int:
