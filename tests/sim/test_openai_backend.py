@@ -308,7 +308,8 @@ def test_unknown_route_and_api_key(qwen3_dir: Path, monkeypatch: pytest.MonkeyPa
             {"Authorization": "Bearer s3cret"},
         )
         assert status == 200
-        monkeypatch.setenv("OPENAI_API_KEY", "s3cret")  # the backend's key falls back to it
+        monkeypatch.setenv("OPENAI_API_KEY", "s3cret")  # the key configured with this URL
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         [prediction] = OpenAIWorldModel("tiny", base_url=server.base_url).predict(
             requests(1), max_new_tokens=4
         )

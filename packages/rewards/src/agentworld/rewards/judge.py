@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import openai
+from agentworld.core.endpoints import OPENAI_PAIR, resolve_endpoint
 from agentworld.rewards.rubrics import load_rubrics, render_case
 from agentworld.rewards.rules import check_batch
 from agentworld.rewards.verdict import Verdict, VerdictStatus, verdict_of
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+#: Where the judge's endpoint and key come from: each key only with its own URL.
+ENV_PAIRS = [("AGENTWORLD_JUDGE_BASE_URL", "AGENTWORLD_JUDGE_API_KEY"), OPENAI_PAIR]
 
 
 class JudgeUnavailableError(RuntimeError):
@@ -75,10 +77,14 @@ class LLMJudge:
     Args:
         model: Judge model name as the endpoint lists it; default ``$AGENTWORLD_JUDGE_MODEL``,
             else the first model the endpoint lists.
-        base_url: Endpoint root; default ``$AGENTWORLD_JUDGE_BASE_URL``, ``$OPENAI_BASE_URL``,
-            else ``http://127.0.0.1:8000/v1``.
-        api_key: Bearer key; default ``$AGENTWORLD_JUDGE_API_KEY``, ``$OPENAI_API_KEY``, else
-            ``"EMPTY"`` (what local servers accept).
+        base_url: Endpoint root; default ``$AGENTWORLD_JUDGE_BASE_URL``, else
+            ``$OPENAI_BASE_URL``; there is no default endpoint.
+        api_key: Bearer key for ``base_url`` (only together with it). Otherwise the key
+            configured with the same URL: ``$AGENTWORLD_JUDGE_API_KEY`` when
+            ``$AGENTWORLD_JUDGE_BASE_URL`` is that URL, ``$OPENAI_API_KEY`` when
+            ``$OPENAI_BASE_URL`` is; else ``"EMPTY"`` (what local servers accept), so a key
+            never goes to a server it was not meant for
+            (:func:`agentworld.core.endpoints.resolve_endpoint`).
         prompt_file: A rubric file for every domain, or domain name (or ``"generic"``) -> file
             (:func:`agentworld.rewards.rubrics.load_rubrics`); default: our rubrics.
         fallback: Value in ``[0, 1]`` given to a prediction whose judge answer has no
@@ -94,7 +100,8 @@ class LLMJudge:
             is always asked (its first model is used).
 
     Raises:
-        ValueError: ``fallback`` outside ``[0, 1]``, or ``max_tokens``/``max_concurrency`` < 1.
+        ValueError: ``fallback`` outside ``[0, 1]``, ``max_tokens``/``max_concurrency`` < 1,
+            no endpoint, or an ``api_key`` without the ``base_url`` it is for.
         FileNotFoundError: A prompt file does not exist.
         JudgeUnavailableError: (with ``check``) the endpoint is unreachable, refuses the key, or
             does not serve ``model``; the message names the URL.
@@ -126,17 +133,7 @@ class LLMJudge:
                 f"got {max_tokens} and {max_concurrency}"
             )
         self.rubrics = load_rubrics(prompt_file)
-        self.base_url = (
-            base_url
-            or os.environ.get("AGENTWORLD_JUDGE_BASE_URL")
-            or os.environ.get("OPENAI_BASE_URL")
-            or DEFAULT_BASE_URL
-        )
-        key = (
-            api_key
-            or os.environ.get("AGENTWORLD_JUDGE_API_KEY")
-            or os.environ.get("OPENAI_API_KEY")
-        )
+        self.base_url, key = resolve_endpoint("llm_judge", base_url, api_key, ENV_PAIRS)
         self.client = openai.OpenAI(
             base_url=self.base_url, api_key=key or "EMPTY", timeout=timeout, max_retries=retries
         )

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +26,9 @@ BaseUrl = Annotated[str | None, typer.Option(
 Backend = Annotated[str | None, typer.Option(help="Sim backend plugin (default: openai with --base-url, else hf).")]
 Prompt = Annotated[str, typer.Option(help="public: eval.py's request (history verbatim); native: as our trainers render it.")]
 MaxNew = Annotated[int, typer.Option(min=1, help="Tokens generated per answer at most.")]
-JudgeUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint of the judge.")]
+JudgeUrl = Annotated[str | None, typer.Option(help=(
+    "OpenAI-compatible endpoint of the judge. Its key: AGENTWORLD_JUDGE_API_KEY when "
+    "AGENTWORLD_JUDGE_BASE_URL is this URL, OPENAI_API_KEY when OPENAI_BASE_URL is; else none."))]
 JudgeModel = Annotated[str | None, typer.Option(help="Judge model name (default: the endpoint's first).")]
 JudgePrompts = Annotated[Path | None, typer.Option(
     help="Judge system prompts: DIR/<domain>/judge_system_prompt.txt (the public prompts/ layout) or DIR/<domain>.txt.")]
@@ -84,11 +85,14 @@ def _infer(rows: list, out: Path, model: str | None, base_url: str | None, backe
 
 def _judge(rows: list, out: Path, url: str, model: str | None, prompts_dir: Path | None,
            retries: int, max_tokens: int, concurrency: int) -> None:
+    from agentworld.core.endpoints import resolve_endpoint
     from agentworld.rewards.bench.prompts import load_prompts
     from agentworld.rewards.bench.runs import Judge, check_run_config, judge
+    from agentworld.rewards.judge import ENV_PAIRS
 
     prompts = load_prompts(sorted({r.domain for r in rows}), prompts_dir)
-    key = os.environ.get("AGENTWORLD_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    # the key configured with this URL only (AGENTWORLD_JUDGE_*, else OPENAI_*): none otherwise
+    url, key = resolve_endpoint("agentworld bench judge", url, None, ENV_PAIRS)
     try:
         judge_fn = Judge(url, model, prompts, api_key=key, retries=retries, max_tokens=max_tokens)
     except RuntimeError as error:  # unreachable endpoint or unserved model: say so, no traceback

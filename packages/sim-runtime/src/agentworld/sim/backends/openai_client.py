@@ -9,13 +9,13 @@ retries connection errors, 408/429/5xx answers with exponential back-off).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import openai
 
+from agentworld.core.endpoints import OPENAI_PAIR, resolve_endpoint
 from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, parse_prediction
 from agentworld.core.protocols import Domain
 from agentworld.core.types import Prediction
@@ -23,7 +23,8 @@ from agentworld.core.types import Prediction
 logger = logging.getLogger(__name__)
 
 Message = dict[str, str]
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `agentworld serve-openai` defaults
+#: Where the backend's endpoint and key come from: each key only with its own URL.
+ENV_PAIRS = [("AGENTWORLD_OPENAI_BASE_URL", "AGENTWORLD_OPENAI_API_KEY"), OPENAI_PAIR]
 
 
 class OpenAIWorldModel:
@@ -42,10 +43,16 @@ class OpenAIWorldModel:
 
     Args:
         model: Model name as the server lists it (``GET /v1/models``).
-        base_url: Endpoint root, e.g. ``http://127.0.0.1:30000/v1``; default:
-            ``$OPENAI_BASE_URL``, else ``http://127.0.0.1:8000/v1``.
-        api_key: Bearer key; default: ``$AGENTWORLD_OPENAI_API_KEY``, ``$OPENAI_API_KEY``,
-            else ``"EMPTY"`` (what local servers accept).
+        base_url: Endpoint root, e.g. ``http://127.0.0.1:30000/v1`` (``agentworld
+            serve-openai``'s is ``http://127.0.0.1:8000/v1``); default:
+            ``$AGENTWORLD_OPENAI_BASE_URL``, else ``$OPENAI_BASE_URL``; there is no default
+            endpoint.
+        api_key: Bearer key for ``base_url`` (only together with it). Otherwise the key
+            configured with the same URL: ``$AGENTWORLD_OPENAI_API_KEY`` when
+            ``$AGENTWORLD_OPENAI_BASE_URL`` is that URL, ``$OPENAI_API_KEY`` when
+            ``$OPENAI_BASE_URL`` is; else ``"EMPTY"`` (what local servers accept), so a key
+            never goes to a server it was not meant for
+            (:func:`agentworld.core.endpoints.resolve_endpoint`).
         temperature: ``0`` for greedy decoding.
         top_p: Nucleus sampling mass.
         max_tokens: Default completion limit per request (tokens).
@@ -54,6 +61,10 @@ class OpenAIWorldModel:
         retries: Retries per request after the first attempt.
         max_concurrency: Most requests in flight at once.
         stop_at_observation: Stop generation at ``</predicted_observation>``.
+
+    Raises:
+        ValueError: ``max_concurrency`` or ``max_tokens`` < 1, no endpoint, or an ``api_key``
+            without the ``base_url`` it is for.
     """
 
     def __init__(
@@ -76,12 +87,7 @@ class OpenAIWorldModel:
                 f"max_concurrency and max_tokens must be >= 1, got {max_concurrency}, {max_tokens}"
             )
         self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        key = (
-            api_key
-            or os.environ.get("AGENTWORLD_OPENAI_API_KEY")
-            or os.environ.get("OPENAI_API_KEY")
-        )
+        self.base_url, key = resolve_endpoint("the openai backend", base_url, api_key, ENV_PAIRS)
         self.client = openai.OpenAI(
             base_url=self.base_url, api_key=key or "EMPTY", timeout=timeout, max_retries=retries
         )

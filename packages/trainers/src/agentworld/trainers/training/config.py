@@ -156,9 +156,12 @@ class TeacherSettings(BaseModel):
     """A teacher model over any OpenAI-compatible endpoint that writes SFT rationales.
 
     Attributes:
-        base_url: Endpoint root, e.g. ``http://127.0.0.1:8000/v1``.
+        base_url: Endpoint root, e.g. ``http://127.0.0.1:8000/v1`` (``agentworld serve-openai``'s).
         model: Model name sent with each request.
-        api_key_env: Environment variable holding the API key (``"EMPTY"`` is sent when unset).
+        api_key_env: Environment variable holding the key for ``base_url`` (named together
+            with it). ``None`` (default): ``$OPENAI_API_KEY`` only when ``$OPENAI_BASE_URL`` is
+            ``base_url``, so a key never goes to a server it was not meant for. ``"EMPTY"``
+            is sent when there is no key.
         prompt_file: A user-prompt template replacing ours; placeholders
             ``{domain}``, ``{context}``, ``{previous_observation}``, ``{action}``, ``{observation}``.
         max_tokens: Rationale length limit, in tokens.
@@ -171,7 +174,7 @@ class TeacherSettings(BaseModel):
 
     base_url: str
     model: str
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = None
     prompt_file: str | None = None
     max_tokens: int = Field(160, ge=1)
     temperature: float = Field(0.0, ge=0.0)

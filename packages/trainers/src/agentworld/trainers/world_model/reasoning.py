@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from agentworld.core.endpoints import OPENAI_PAIR, resolve_endpoint
 from agentworld.core.formats import system_message
 from agentworld.core.rationales import (  # the domain's rationales live in core (convert uses them)
     TAGS,
@@ -135,9 +136,12 @@ def teacher_rationales(
             if line.strip():
                 record = json.loads(line)
                 cache[record["key"]] = record["rationale"]
+    # a key only from the variable named with base_url, or OPENAI_API_KEY for OPENAI_BASE_URL
+    explicit = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+    _, key = resolve_endpoint("the teacher", settings.base_url, explicit, [OPENAI_PAIR])
     client = OpenAI(
         base_url=settings.base_url,
-        api_key=os.environ.get(settings.api_key_env) or "EMPTY",
+        api_key=key or "EMPTY",
         timeout=settings.timeout_s,
         max_retries=2,
     )

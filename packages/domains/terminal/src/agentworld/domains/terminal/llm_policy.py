@@ -15,9 +15,9 @@ Configuration (constructor arguments, else environment variables):
   policy is offered by the domain only when the variable is set, :func:`endpoint`);
 * ``model`` / ``AGENTWORLD_LLM_MODEL`` (default: the first id of ``GET {base_url}/models``);
 * ``api_key``: the bearer token, sent only to the base URL it was configured with
-  (:func:`api_key_for`): ``api_key`` with ``base_url``, ``AGENTWORLD_LLM_API_KEY`` with
-  ``AGENTWORLD_LLM_BASE_URL``, ``OPENAI_API_KEY`` with ``OPENAI_BASE_URL``; none otherwise,
-  so a key never goes to a server it was not meant for;
+  (:func:`agentworld.core.endpoints.resolve_endpoint`): ``api_key`` with ``base_url``,
+  ``AGENTWORLD_LLM_API_KEY`` with ``AGENTWORLD_LLM_BASE_URL``, ``OPENAI_API_KEY`` with
+  ``OPENAI_BASE_URL``; none otherwise, so a key never goes to a server it was not meant for;
 * ``temperature`` / ``AGENTWORLD_LLM_TEMPERATURE`` (default 0.7).
 
 The request carries ``seed`` (the episode seed plus the step), so servers that
@@ -34,6 +34,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from agentworld.core.endpoints import OPENAI_PAIR, resolve_endpoint
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.terminal.consistency import heredoc_delimiters
 from agentworld.domains.terminal.policy_base import SeededPolicy, steps_taken
@@ -85,15 +86,6 @@ def endpoint() -> str | None:
     return os.environ.get(BASE_URL_VAR) or None
 
 
-def api_key_for(base_url: str, pairs: Sequence[tuple[str | None, str | None]]) -> str | None:
-    """The first key of ``(url, key)`` ``pairs`` whose url is ``base_url`` (trailing ``/``
-    ignored), else ``None``: a key is sent only to the URL it was configured with."""
-    for url, key in pairs:
-        if url and key and url.rstrip("/") == base_url.rstrip("/"):
-            return key
-    return None
-
-
 class LLMPolicy(SeededPolicy):
     """Commands from a chat model behind an OpenAI-compatible server (``name = "llm"``).
 
@@ -130,20 +122,11 @@ class LLMPolicy(SeededPolicy):
         super().__init__(seed)
         self.seed = seed
         env = os.environ
-        if api_key is not None and base_url is None:
-            raise ValueError("the llm policy sends api_key only to the base_url given with it; "
-                             "pass base_url too")
-        url = base_url or endpoint()
-        if url is None:
-            raise ValueError(f"the llm policy has no endpoint: set {BASE_URL_VAR} to an "
-                             "OpenAI-compatible server's /v1 URL (e.g. `agentworld serve-openai`'s)")
+        url, self.api_key = resolve_endpoint(
+            "the llm policy", base_url, api_key,
+            [(BASE_URL_VAR, "AGENTWORLD_LLM_API_KEY"), OPENAI_PAIR], url_vars=[BASE_URL_VAR])
         self.base_url = url.rstrip("/")
         self.model = model or env.get("AGENTWORLD_LLM_MODEL") or None
-        self.api_key = api_key_for(self.base_url, [
-            (base_url, api_key),
-            (env.get(BASE_URL_VAR), env.get("AGENTWORLD_LLM_API_KEY")),
-            (env.get("OPENAI_BASE_URL"), env.get("OPENAI_API_KEY")),
-        ])
         self.temperature = (
             temperature if temperature is not None
             else float(env.get("AGENTWORLD_LLM_TEMPERATURE", "0.7"))
