@@ -15,6 +15,7 @@ from agentworld.app import hookspecs
 from agentworld.app.commands import listing, data, train, models, run  # noqa: F401,I001  (add commands, in help order)
 from agentworld.app.commands.root import app, console
 from agentworld.core import plugins
+from agentworld.core.errors import EnvironmentUnavailableError
 
 __all__ = ["app", "console", "main"]
 
@@ -26,6 +27,6 @@ def main() -> None:
     plugins.load_plugins().hook.register_commands(cli=app)
     try:
         app()
-    except (plugins.UnknownPluginError, ValueError, OSError) as e:
+    except (plugins.UnknownPluginError, EnvironmentUnavailableError, ValueError, OSError) as e:
         console.print(f"[red]error:[/red] {escape(str(e))}")
         sys.exit(2)

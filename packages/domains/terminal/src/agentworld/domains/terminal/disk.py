@@ -29,6 +29,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from agentworld.core.errors import EnvironmentUnavailableError
+
 UNBOUNDED_ENV = "AGENTWORLD_TERMINAL_UNBOUNDED"  # comma-separated: disk, memory
 LISTING_ORDER = "oldest_first"  # how a directory of these file systems lists (roots.listing_order)
 _MKFS = (
@@ -37,7 +39,7 @@ _MKFS = (
 )  # fmt: skip
 
 
-class UnboundedSandboxError(RuntimeError):
+class UnboundedSandboxError(EnvironmentUnavailableError):
     """A sandbox would run without a bound the user did not give up; the message says which
     and how to accept that."""
 

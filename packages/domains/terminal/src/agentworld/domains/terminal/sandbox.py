@@ -47,6 +47,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from agentworld.core.errors import EnvironmentUnavailableError
 from agentworld.domains.terminal.fs import SETUP_MTIME
 from agentworld.domains.terminal.hostfiles import make_dir, write_file
 from agentworld.domains.terminal.layout import bwrap_args, plan, plan_json
@@ -113,8 +114,8 @@ def detect_sandbox() -> str:
     result is cached per process.
 
     Raises:
-        RuntimeError: no sandbox works here; the message says what was tried and how to
-            install bubblewrap.
+        EnvironmentUnavailableError: (a ``RuntimeError``) no sandbox works here; the message
+            says what was tried and how to install bubblewrap.
     """
     wanted = os.environ.get(SANDBOX_ENV_VAR, "").strip().lower()
     tried: list[str] = []
@@ -139,7 +140,9 @@ def detect_sandbox() -> str:
             return "unshare"
     if not tried:
         tried.append(f"{SANDBOX_ENV_VAR}={wanted!r} is not a sandbox (bwrap or unshare)")
-    raise RuntimeError(f"no sandbox for the terminal domain ({INSTALL_HINT}): " + "; ".join(tried))
+    raise EnvironmentUnavailableError(
+        f"no sandbox for the terminal domain ({INSTALL_HINT}): " + "; ".join(tried)
+    )
 
 
 def sandbox_uid() -> int:

@@ -1,0 +1,9 @@
+"""Errors a plugin raises that the command line reports as one line, without a traceback."""
+
+from __future__ import annotations
+
+
+class EnvironmentUnavailableError(RuntimeError):
+    """A real environment cannot run on this machine as configured (no sandbox, a bound that
+    cannot be enforced, a missing program). The message names what is missing and how to get
+    it or accept its absence."""
