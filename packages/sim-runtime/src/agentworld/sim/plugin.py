@@ -178,6 +178,22 @@ def register_commands(cli: Any) -> None:
             int | None,
             typer.Option(min=1, help="Most HTTP sessions of one client address."),
         ] = None,
+        max_ws_per_client: Annotated[
+            int | None,
+            typer.Option(
+                min=1,
+                help="Most WebSocket sessions of one client address (default: half of "
+                "--max-sessions).",
+            ),
+        ] = None,
+        idle_timeout: Annotated[
+            float,
+            typer.Option(
+                min=0.001,
+                help="Seconds after which an idle WebSocket connection is closed and an idle "
+                "HTTP session may be reclaimed.",
+            ),
+        ] = 600.0,
         api_key: Annotated[
             str | None,
             typer.Option(
@@ -236,6 +252,8 @@ def register_commands(cli: Any) -> None:
                 num_listed_tasks=listed_tasks,
                 api_key=api_key,
                 max_sessions_per_client=max_sessions_per_client,
+                max_ws_per_client=max_ws_per_client,
+                idle_timeout_s=idle_timeout,
             )
         except ValueError as error:
             raise typer.BadParameter(str(error)) from None

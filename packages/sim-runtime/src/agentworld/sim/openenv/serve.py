@@ -26,6 +26,8 @@ def build_app(
     num_listed_tasks: int = 0,
     api_key: str | None = None,
     max_sessions_per_client: int | None = None,
+    max_ws_per_client: int | None = None,
+    idle_timeout_s: float | None = 600.0,
 ) -> FastAPI:
     """The OpenEnv app serving ``domain``: simulated from ``checkpoint`` or real.
 
@@ -36,7 +38,8 @@ def build_app(
 
     With ``tasks`` a reset gets the task of its ``seed`` from the domain's sampler (or one
     of ``num_listed_tasks`` listed tasks by ``task_id``); without, episodes are free play.
-    ``api_key`` and ``max_sessions_per_client`` go to :func:`create_app`.
+    ``api_key``, ``max_sessions_per_client``, ``max_ws_per_client`` and ``idle_timeout_s``
+    (seconds) go to :func:`create_app`.
 
     Raises:
         ValueError: Neither or both of ``checkpoint`` and ``real`` were given.
@@ -65,6 +68,8 @@ def build_app(
         actions=domain_obj.actions if isinstance(domain_obj, DiscreteActionDomain) else None,
         api_key=api_key,
         max_sessions_per_client=max_sessions_per_client,
+        max_ws_per_client=max_ws_per_client,
+        idle_timeout_s=idle_timeout_s,
     )
 
 
