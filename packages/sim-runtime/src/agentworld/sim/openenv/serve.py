@@ -9,6 +9,7 @@ from agentworld.sim.openenv.app import MAX_BODY_BYTES, create_app
 from agentworld.sim.openenv.envs import RealEnvFactory, SimEnvFactory
 from agentworld.sim.openenv.tasks import TaskPool
 from agentworld.sim.server.auth import check_exposure
+from agentworld.sim.server.slow_clients import uvicorn_options
 from fastapi import FastAPI
 
 
@@ -84,6 +85,8 @@ def serve(
     """Run ``app`` with uvicorn until interrupted (SIGINT or SIGTERM; open connections get
     10 s, then every session's env is closed). WebSocket frames over 16 times the app's
     message limit are refused by the protocol layer (close code 1009) before being buffered.
+    Slow clients are cut off (:mod:`agentworld.sim.server.slow_clients`): request headers
+    must arrive within 10 s, idle keep-alive connections close after 5 s.
 
     Raises:
         ValueError: ``host`` is not loopback and there is neither ``api_key`` (the key the
@@ -100,4 +103,5 @@ def serve(
         ws_max_size=16 * limit,
         log_level="info",
         timeout_graceful_shutdown=10,
+        **uvicorn_options(),
     )
