@@ -30,7 +30,9 @@ def server():
     factory = RealEnvFactory(
         get_domain("terminal"), max_steps=3, limits=Limits(command_timeout_s=2.0)
     )
-    with ServerThread(create_app(factory, name="terminal", max_sessions=2)) as thread:
+    # every slot for the one (loopback) client: these tests reach the global capacity
+    app = create_app(factory, name="terminal", max_sessions=2, max_ws_per_client=2)
+    with ServerThread(app) as thread:
         yield thread
 
 

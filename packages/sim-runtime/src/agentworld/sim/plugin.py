@@ -1,6 +1,7 @@
 """Plugin of ``agentworld-sim``: the ``hf``, ``openai`` and ``vllm`` sim backends and the
 ``serve-openai`` command (torch, the openai client, FastAPI and vLLM are imported lazily)."""
 
+from pathlib import Path
 from typing import Annotated, Any
 
 from agentworld.core.hookspecs import Register, hookimpl
@@ -29,6 +30,37 @@ def register_sim_backends(register: Register) -> None:
     register("hf", _hf_backend)
     register("openai", _openai_backend)
     register("vllm", _vllm_backend)
+
+
+def _resolve_api_key(
+    api_key: str | None, api_key_file: Path | None, env_names: tuple[str, ...]
+) -> str | None:
+    """The server's API key: ``--api-key`` (with a warning: ``ps`` shows it), else the file
+    ``--api-key-file``, else the first of the environment variables ``env_names`` set.
+
+    Raises:
+        typer.BadParameter: Both ``--api-key`` and ``--api-key-file`` were given, or the file
+            cannot serve (see :func:`agentworld.sim.server.auth.read_api_key_file`).
+    """
+    import os
+
+    import typer
+    from agentworld.sim.server.auth import COMMAND_LINE_KEY_WARNING, read_api_key_file
+
+    if api_key is not None:
+        if api_key_file is not None:
+            raise typer.BadParameter(
+                "give the key once: --api-key-file or --api-key, not both",
+                param_hint="--api-key-file",
+            )
+        typer.echo(COMMAND_LINE_KEY_WARNING, err=True)
+        return api_key
+    if api_key_file is not None:
+        try:
+            return read_api_key_file(api_key_file)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--api-key-file") from None
+    return next((os.environ[name] for name in env_names if os.environ.get(name)), None)
 
 
 @hookimpl
@@ -76,9 +108,14 @@ def register_commands(cli: Any) -> None:
         api_key: Annotated[
             str | None,
             typer.Option(
-                envvar=["AGENTWORLD_API_KEY", "AGENTWORLD_SERVE_API_KEY"],
-                help="Require this bearer key on /v1/* requests (needed off loopback).",
+                help="Require this bearer key on /v1/* requests (needed off loopback). "
+                "Visible in the process list: prefer the AGENTWORLD_API_KEY environment "
+                "variable (or AGENTWORLD_SERVE_API_KEY) or --api-key-file.",
             ),
+        ] = None,
+        api_key_file: Annotated[
+            Path | None,
+            typer.Option(help="Read the API key from this file (mode 600: owner only)."),
         ] = None,
         no_auth: Annotated[
             bool,
@@ -91,11 +128,15 @@ def register_commands(cli: Any) -> None:
         """Serve a chat checkpoint over an OpenAI-compatible API.
 
         Routes: /v1/chat/completions, /v1/models, /health. Off loopback (--host 0.0.0.0)
-        it needs --api-key (or AGENTWORLD_API_KEY) unless --no-auth is given.
+        it needs an API key (AGENTWORLD_API_KEY, --api-key-file or --api-key) unless
+        --no-auth is given.
         """
         from agentworld.sim.server.auth import check_exposure
         from agentworld.sim.server.openai_server import serve
 
+        api_key = _resolve_api_key(
+            api_key, api_key_file, ("AGENTWORLD_API_KEY", "AGENTWORLD_SERVE_API_KEY")
+        )
         try:
             check_exposure(host, api_key, no_auth=no_auth)
         except ValueError as error:
@@ -178,12 +219,33 @@ def register_commands(cli: Any) -> None:
             int | None,
             typer.Option(min=1, help="Most HTTP sessions of one client address."),
         ] = None,
+        max_ws_per_client: Annotated[
+            int | None,
+            typer.Option(
+                min=1,
+                help="Most WebSocket sessions of one client address (default: half of "
+                "--max-sessions).",
+            ),
+        ] = None,
+        idle_timeout: Annotated[
+            float,
+            typer.Option(
+                min=0.001,
+                help="Seconds after which an idle WebSocket connection is closed and an idle "
+                "HTTP session may be reclaimed.",
+            ),
+        ] = 600.0,
         api_key: Annotated[
             str | None,
             typer.Option(
-                envvar="AGENTWORLD_API_KEY",
-                help="Require this bearer key on every route but /health (needed off loopback).",
+                help="Require this bearer key on every route but /health (needed off "
+                "loopback). Visible in the process list: prefer the AGENTWORLD_API_KEY "
+                "environment variable or --api-key-file.",
             ),
+        ] = None,
+        api_key_file: Annotated[
+            Path | None,
+            typer.Option(help="Read the API key from this file (mode 600: owner only)."),
         ] = None,
         no_auth: Annotated[
             bool,
@@ -194,12 +256,13 @@ def register_commands(cli: Any) -> None:
 
         Routes: /ws (one session per connection), /reset, /step, /state, /sessions, /mcp,
         /tasks, /health, /schema, /metadata. Needs the `openenv` extra. Off loopback
-        (--host 0.0.0.0) it needs --api-key (or AGENTWORLD_API_KEY) unless --no-auth is
-        given: with --real every client gets a shell.
+        (--host 0.0.0.0) it needs an API key (AGENTWORLD_API_KEY, --api-key-file or
+        --api-key) unless --no-auth is given: with --real every client gets a shell.
         """
         from agentworld.sim.openenv.serve import build_app, serve
         from agentworld.sim.server.auth import check_exposure
 
+        api_key = _resolve_api_key(api_key, api_key_file, ("AGENTWORLD_API_KEY",))
         try:
             check_exposure(host, api_key, no_auth=no_auth)
         except ValueError as error:
@@ -236,6 +299,8 @@ def register_commands(cli: Any) -> None:
                 num_listed_tasks=listed_tasks,
                 api_key=api_key,
                 max_sessions_per_client=max_sessions_per_client,
+                max_ws_per_client=max_ws_per_client,
+                idle_timeout_s=idle_timeout,
             )
         except ValueError as error:
             raise typer.BadParameter(str(error)) from None

@@ -12,7 +12,9 @@ Routes (payloads as in ``openenv.core.env_server.http_server``, openenv 0.10):
   "observation", "data": {"observation": {"text", "metadata"}, "reward", "done",
   "metadata"}}``, ``{"type": "state", "data": {...}}``, ``{"type": "mcp", "data": ...}`` or
   ``{"type": "error", "data": {"message", "code"}}``. A bad message gets an error reply and
-  the session goes on; a connection beyond ``max_sessions`` gets ``CAPACITY_REACHED``.
+  the session goes on; a connection beyond ``max_sessions`` gets ``CAPACITY_REACHED``, one
+  beyond ``max_ws_per_client`` of its client gets ``CLIENT_LIMIT`` (close code 1008), and a
+  connection idle for ``idle_timeout_s`` is closed (code 1001) with its session.
 - ``POST /reset``, ``POST /step``, ``GET /state``: stateless as OpenEnv defines them (a fresh
   env per request; ``/step`` resets it first) unless ``session_id`` names an HTTP session made
   by ``POST /sessions`` (closed by ``DELETE /sessions/{id}``); ``GET /sessions`` counts them.
@@ -80,6 +82,7 @@ def create_app(
     api_key: str | None = None,
     max_http_sessions: int | None = None,
     max_sessions_per_client: int | None = None,
+    max_ws_per_client: int | None = None,
 ) -> FastAPI:
     """An OpenEnv-protocol app serving the envs ``factory`` makes.
 
@@ -91,13 +94,16 @@ def create_app(
         max_sessions: Most sessions open at once (WebSocket, HTTP and one-shot together).
         max_body_bytes: Largest HTTP body or WebSocket message accepted (bytes).
         idle_timeout_s: Idle HTTP sessions older than this (seconds) are closed when a slot is
-            needed; ``None``: never.
+            needed, and a WebSocket connection that sends nothing for this long is closed
+            with its session; ``None``: never.
         tasks: Where resets get their task (by ``seed`` or ``task_id``); ``None``: free play.
         actions: The domain's discrete action words (the MCP ``step`` tool's enum), if any.
         api_key: When set, every route but ``/health`` needs ``Authorization: Bearer KEY``.
         max_http_sessions: Most HTTP sessions at once (default: half of ``max_sessions``).
         max_sessions_per_client: Most HTTP sessions of one client address (default: half
             of ``max_http_sessions``).
+        max_ws_per_client: Most WebSocket sessions of one client address (default: half of
+            ``max_sessions``).
 
     Returns:
         The FastAPI app; ``app.state.sessions`` is its :class:`SessionManager`.
@@ -108,6 +114,7 @@ def create_app(
         idle_timeout_s,
         max_http_sessions=max_http_sessions,
         max_http_per_client=max_sessions_per_client,
+        max_ws_per_client=max_ws_per_client,
     )
 
     @asynccontextmanager

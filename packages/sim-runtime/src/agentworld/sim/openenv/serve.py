@@ -9,6 +9,7 @@ from agentworld.sim.openenv.app import MAX_BODY_BYTES, create_app
 from agentworld.sim.openenv.envs import RealEnvFactory, SimEnvFactory
 from agentworld.sim.openenv.tasks import TaskPool
 from agentworld.sim.server.auth import check_exposure
+from agentworld.sim.server.slow_clients import uvicorn_options
 from fastapi import FastAPI
 
 
@@ -26,6 +27,8 @@ def build_app(
     num_listed_tasks: int = 0,
     api_key: str | None = None,
     max_sessions_per_client: int | None = None,
+    max_ws_per_client: int | None = None,
+    idle_timeout_s: float | None = 600.0,
 ) -> FastAPI:
     """The OpenEnv app serving ``domain``: simulated from ``checkpoint`` or real.
 
@@ -36,7 +39,8 @@ def build_app(
 
     With ``tasks`` a reset gets the task of its ``seed`` from the domain's sampler (or one
     of ``num_listed_tasks`` listed tasks by ``task_id``); without, episodes are free play.
-    ``api_key`` and ``max_sessions_per_client`` go to :func:`create_app`.
+    ``api_key``, ``max_sessions_per_client``, ``max_ws_per_client`` and ``idle_timeout_s``
+    (seconds) go to :func:`create_app`.
 
     Raises:
         ValueError: Neither or both of ``checkpoint`` and ``real`` were given.
@@ -65,6 +69,8 @@ def build_app(
         actions=domain_obj.actions if isinstance(domain_obj, DiscreteActionDomain) else None,
         api_key=api_key,
         max_sessions_per_client=max_sessions_per_client,
+        max_ws_per_client=max_ws_per_client,
+        idle_timeout_s=idle_timeout_s,
     )
 
 
@@ -79,6 +85,8 @@ def serve(
     """Run ``app`` with uvicorn until interrupted (SIGINT or SIGTERM; open connections get
     10 s, then every session's env is closed). WebSocket frames over 16 times the app's
     message limit are refused by the protocol layer (close code 1009) before being buffered.
+    Slow clients are cut off (:mod:`agentworld.sim.server.slow_clients`): request headers
+    must arrive within 10 s, idle keep-alive connections close after 5 s.
 
     Raises:
         ValueError: ``host`` is not loopback and there is neither ``api_key`` (the key the
@@ -95,4 +103,5 @@ def serve(
         ws_max_size=16 * limit,
         log_level="info",
         timeout_graceful_shutdown=10,
+        **uvicorn_options(),
     )

@@ -10,7 +10,10 @@ HTTP sessions (``POST /sessions``) outlive their requests, so they are limited t
 of them together take at most ``max_http_sessions`` slots (by default half, so WebSocket
 clients always find room), and one client (its address) holds at most
 ``max_http_per_client`` of them. A few ``POST /sessions`` from one client thus cannot lock
-every other client out for the idle timeout.
+every other client out for the idle timeout. WebSocket sessions are limited per client too
+(``max_ws_per_client``, by default half the slots), and the connection of one idle for
+``idle_timeout_s`` is closed (see :mod:`.ws`), which closes its session: idle ``/ws``
+connections of one client cannot lock the others out either.
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ class SessionLimitError(RuntimeError):
 
 
 class ClientLimitError(SessionLimitError):
-    """This client holds as many HTTP sessions as one client may, or HTTP sessions hold all
-    the slots they may take (HTTP 429)."""
+    """This client holds as many HTTP (or WebSocket) sessions as one client may, or HTTP
+    sessions hold all the slots they may take (HTTP 429; WebSocket close code 1008)."""
 
 
 class UnknownSessionError(KeyError):
@@ -58,7 +61,7 @@ class Session:
     kind: SessionKind
     executor: ThreadPoolExecutor = field(repr=False)
     env: ServedEnv | None = None
-    client: str | None = None  # the client's address (HTTP sessions)
+    client: str | None = None  # the client's address (HTTP and WebSocket sessions)
     last_active_s: float = field(default_factory=time.monotonic)
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -77,10 +80,13 @@ class SessionManager:
         factory: Makes the env of a new session (called on the session's thread).
         max_sessions: Most sessions open at once (all kinds together).
         idle_timeout_s: HTTP sessions idle this long (seconds) are closed when a slot is
-            needed; ``None`` keeps them until ``DELETE /sessions/{id}``.
+            needed, WebSocket connections idle this long are closed by :mod:`.ws`; ``None``
+            keeps them until ``DELETE /sessions/{id}`` or the client closes.
         max_http_sessions: Most HTTP sessions at once (default ``max(1, max_sessions // 2)``).
         max_http_per_client: Most HTTP sessions of one client at once (default
             ``max(1, max_http_sessions // 2)``).
+        max_ws_per_client: Most WebSocket sessions of one client at once (default
+            ``max(1, max_sessions // 2)``).
 
     Raises:
         ValueError: A limit below 1.
@@ -94,7 +100,12 @@ class SessionManager:
         *,
         max_http_sessions: int | None = None,
         max_http_per_client: int | None = None,
+        max_ws_per_client: int | None = None,
     ):
+        if idle_timeout_s is not None and not idle_timeout_s > 0:
+            raise ValueError(f"idle_timeout_s must be > 0 seconds or None, got {idle_timeout_s}")
+        if max_ws_per_client is None:
+            max_ws_per_client = max(1, max_sessions // 2)
         if max_http_sessions is None:
             max_http_sessions = max(1, max_sessions // 2)
         if max_http_per_client is None:
@@ -103,11 +114,13 @@ class SessionManager:
             ("max_sessions", max_sessions),
             ("max_http_sessions", max_http_sessions),
             ("max_http_per_client", max_http_per_client),
+            ("max_ws_per_client", max_ws_per_client),
         ):
             if value < 1:
                 raise ValueError(f"{name} must be >= 1, got {value}")
         self.factory, self.max_sessions, self.idle_timeout_s = factory, max_sessions, idle_timeout_s
         self.max_http_sessions, self.max_http_per_client = max_http_sessions, max_http_per_client
+        self.max_ws_per_client = max_ws_per_client
         self._sessions: dict[str, Session] = {}
 
     @property
@@ -119,18 +132,19 @@ class SessionManager:
 
     async def open(self, kind: SessionKind, client: str | None = None) -> Session:
         """A new session with a freshly made env; ``client`` (an address) is counted
-        against the per-client limit of HTTP sessions.
+        against the per-client limit of its kind (HTTP or WebSocket sessions).
 
         Raises:
             ClientLimitError: An HTTP session over ``max_http_per_client`` for ``client``
-                or over ``max_http_sessions`` in all.
+                or over ``max_http_sessions`` in all, or a WebSocket session over
+                ``max_ws_per_client`` for ``client``.
             SessionLimitError: ``max_sessions`` sessions are open.
             Exception: Whatever the factory raised (the slot is released).
         """
         if kind is SessionKind.HTTP:
-            if self._http_count(client) >= self.max_http_per_client:
+            if self._count(kind, client) >= self.max_http_per_client:
                 await self._close_idle()
-            if self._http_count(client) >= self.max_http_per_client:
+            if self._count(kind, client) >= self.max_http_per_client:
                 raise ClientLimitError(
                     f"client {client} already holds {self.max_http_per_client} HTTP sessions "
                     "(--max-sessions-per-client); delete one (DELETE /sessions/ID) or use /ws"
@@ -148,6 +162,11 @@ class SessionManager:
             raise SessionLimitError(
                 f"server at capacity: {len(self._sessions)} of {self.max_sessions} sessions "
                 "in use (--max-sessions); close a session or retry later"
+            )
+        if kind is SessionKind.WEBSOCKET and self._count(kind, client) >= self.max_ws_per_client:
+            raise ClientLimitError(
+                f"client {client} already holds {self.max_ws_per_client} WebSocket sessions "
+                "(--max-ws-per-client); close one first"
             )
         session = Session(
             uuid.uuid4().hex, kind, ThreadPoolExecutor(1, "openenv-session"), client=client
@@ -188,10 +207,8 @@ class SessionManager:
         for session_id in list(self._sessions):
             await self.close(session_id)
 
-    def _http_count(self, client: str | None) -> int:
-        return sum(
-            s.kind is SessionKind.HTTP and s.client == client for s in self._sessions.values()
-        )
+    def _count(self, kind: SessionKind, client: str | None) -> int:
+        return sum(s.kind is kind and s.client == client for s in self._sessions.values())
 
     async def _close_idle(self) -> None:
         if self.idle_timeout_s is None:

@@ -2,6 +2,9 @@
 
 Messages and replies as in ``openenv.core.env_server.http_server`` (openenv 0.10); see
 ``app.py`` for the list. A bad message gets an ``error`` reply and the session goes on.
+A client over its WebSocket sessions (``SessionManager.max_ws_per_client``) is refused with
+close code 1008 and a reason; a connection that sends nothing for the manager's
+``idle_timeout_s`` is closed (code 1001, reason ``idle for N s``) and its session closed.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from agentworld.sim.openenv.envs import EpisodeOverError
 from agentworld.sim.openenv.mcp import McpBackend, handle_mcp
 from agentworld.sim.openenv.models import EpisodeState, TextAction
 from agentworld.sim.openenv.sessions import (
+    ClientLimitError,
     Session,
     SessionKind,
     SessionLimitError,
@@ -78,23 +82,31 @@ async def run_websocket_session(
     tasks: TaskPool | None = None,
     mcp: McpBackend | None = None,
 ) -> None:
-    """Serve one WebSocket connection until the client closes it or sends ``close``.
+    """Serve one WebSocket connection until the client closes it, sends ``close`` or sends
+    nothing for ``sessions.idle_timeout_s`` seconds (then closed with code 1001).
 
     A connection beyond ``sessions.max_sessions`` is answered ``CAPACITY_REACHED`` and closed
-    (code 1013); a message over ``max_message_bytes`` (bytes) gets ``PAYLOAD_TOO_LARGE``.
+    (code 1013); one beyond ``sessions.max_ws_per_client`` for its client address is answered
+    ``CLIENT_LIMIT`` and closed (code 1008, the reason names the limit); a message over
+    ``max_message_bytes`` (bytes) gets ``PAYLOAD_TOO_LARGE``.
     ``tasks`` picks the task of a reset; ``mcp`` answers ``mcp`` messages on this
     connection's session. With ``?session_id=ID`` the connection drives the open HTTP
     session ``ID`` (as OpenEnv's ``MCPToolClient`` does) and leaves it open when it ends.
     """
     await websocket.accept()
     attach = websocket.query_params.get("session_id")
+    client = websocket.client.host if websocket.client else None
     try:
         if attach is not None:
             session = sessions.get(attach)
         else:
-            session = await sessions.open(SessionKind.WEBSOCKET)
+            session = await sessions.open(SessionKind.WEBSOCKET, client)
     except UnknownSessionError as error:
         await _refuse(websocket, _error(str(error), WSErrorCode.SESSION_ERROR), 1008)
+        return
+    except ClientLimitError as error:
+        reason = f"client limit: {sessions.max_ws_per_client} WebSocket sessions per client"
+        await _refuse(websocket, _error(str(error), "CLIENT_LIMIT"), 1008, reason)
         return
     except SessionLimitError as error:
         await _refuse(websocket, _error(str(error), WSErrorCode.CAPACITY_REACHED), 1013)
@@ -103,9 +115,14 @@ async def run_websocket_session(
         reply = _error(f"env creation failed: {error}", WSErrorCode.FACTORY_ERROR)
         await _refuse(websocket, reply, 1011)
         return
+    code, reason, idle_s = 1000, "", sessions.idle_timeout_s
     try:
         while True:
-            message = await websocket.receive()
+            try:
+                message = await asyncio.wait_for(websocket.receive(), idle_s)
+            except TimeoutError:
+                code, reason = 1001, f"idle for {idle_s:g} s (the server's idle timeout)"
+                break
             if message["type"] == "websocket.disconnect":
                 break
             raw = message.get("text") or (message.get("bytes") or b"").decode("utf-8", "replace")
@@ -124,23 +141,23 @@ async def run_websocket_session(
     finally:
         if attach is None:
             await sessions.close(session.id)
-        await _close(websocket)
+        await _close(websocket, code, reason)
 
 
-async def _refuse(websocket: WebSocket, reply: str, code: int) -> None:
+async def _refuse(websocket: WebSocket, reply: str, code: int, reason: str = "") -> None:
     """Answer the first message (waited for up to 10 s, so that clients that send before they
-    read see the reason) with ``reply``, then close with ``code``."""
+    read see the reason) with ``reply``, then close with ``code`` and ``reason``."""
     try:
         await asyncio.wait_for(websocket.receive(), timeout=10.0)
         await websocket.send_text(reply)
     except (TimeoutError, WebSocketDisconnect, RuntimeError):
         pass
-    await _close(websocket, code)
+    await _close(websocket, code, reason)
 
 
-async def _close(websocket: WebSocket, code: int = 1000) -> None:
+async def _close(websocket: WebSocket, code: int = 1000, reason: str = "") -> None:
     try:
-        await websocket.close(code=code)
+        await websocket.close(code=code, reason=reason[:120])  # a close frame holds 123 bytes
     except (RuntimeError, WebSocketDisconnect):
         pass  # already closed by the client
 

@@ -3,9 +3,13 @@
 The rule (both ``agentworld serve`` and ``agentworld serve-openai``): a server bound to a
 loopback address needs no key; one bound to any other address (``0.0.0.0``, a LAN
 address, a host name other than ``localhost``) is refused unless it has an API key
-(``--api-key`` or ``AGENTWORLD_API_KEY``), or the user passes ``--no-auth`` to accept an
-open server, which is then logged as a warning. ``serve --real`` gives every client a
-shell, so an open server on a network is never the silent default.
+(``AGENTWORLD_API_KEY``, ``--api-key-file PATH`` or ``--api-key``), or the user passes
+``--no-auth`` to accept an open server, which is then logged as a warning. ``serve --real``
+gives every client a shell, so an open server on a network is never the silent default.
+
+A key given as ``--api-key KEY`` is visible to every local user in the process list
+(``ps``, ``/proc/PID/cmdline``), so the commands warn about it; the environment variable or
+a key file readable by its owner alone (:func:`read_api_key_file`) keep it private.
 
 Clients send the key as ``Authorization: Bearer KEY`` (RFC 6750), on HTTP requests and on
 the WebSocket handshake alike; keys are compared in constant time.
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import secrets
+import stat
 from collections.abc import Collection
 from typing import Any
 
@@ -24,6 +30,39 @@ from starlette.responses import JSONResponse
 logger = logging.getLogger(__name__)
 
 API_KEY_ENV = "AGENTWORLD_API_KEY"
+COMMAND_LINE_KEY_WARNING = (
+    "warning: --api-key is visible to every local user in the process list (ps); "
+    f"pass the key in {API_KEY_ENV} or in --api-key-file PATH (mode 600) instead"
+)
+
+
+def read_api_key_file(path: str | os.PathLike[str]) -> str:
+    """The API key stored in ``path``: its text with surrounding whitespace stripped.
+
+    Raises:
+        ValueError: ``path`` cannot be read, group or others may read or write it (its mode
+            has bits in ``0o077``; ``chmod 600 PATH`` fixes it), or it holds no key. One line,
+            naming the file.
+    """
+    try:
+        with open(path, encoding="utf-8") as file:
+            mode = os.fstat(file.fileno()).st_mode
+            if mode & 0o077:
+                raise ValueError(
+                    f"the API key file {os.fspath(path)!r} is open to group or others (mode "
+                    f"{stat.S_IMODE(mode):03o}); run chmod 600 on it so only its owner can read it"
+                )
+            key = file.read().strip()
+    except OSError as error:
+        raise ValueError(
+            f"the API key file {os.fspath(path)!r} cannot be read: {error.strerror}"
+        ) from None
+    if not key or any(c.isspace() for c in key):
+        raise ValueError(
+            f"the API key file {os.fspath(path)!r} must hold one key (no spaces), got "
+            f"{'nothing' if not key else 'several words'}"
+        )
+    return key
 
 
 def is_loopback(host: str) -> bool:
@@ -49,7 +88,7 @@ def check_exposure(host: str, api_key: str | None, *, no_auth: bool = False) -> 
     if not no_auth:
         raise ValueError(
             f"refusing to serve on {host!r} without an API key: any machine that reaches it "
-            f"could use it. Set --api-key KEY (or the {API_KEY_ENV} environment variable), "
+            f"could use it. Set the {API_KEY_ENV} environment variable (or --api-key-file PATH), "
             "bind --host 127.0.0.1, or pass --no-auth to serve it open"
         )
     logger.warning(

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agentworld.sim.detokenize import find_stop
+
 Message = dict[str, str]
 FinishReason = Literal["stop", "length"]
 
@@ -148,16 +150,23 @@ def cut_at_stop(
 
     ``ids`` ``[num_tokens]`` are the generated ids whose decoding is ``text``; the token
     count is that of the shortest prefix whose decoding already contains a stop string,
-    i.e. what an engine that checks stop strings after every token would have generated.
+    i.e. what an engine that checks stop strings after every token would have generated,
+    and the text is that prefix's decoding cut before the earliest stop string in it.
+    The count is found in one incremental pass (:func:`agentworld.sim.detokenize.find_stop`),
+    so the cost is linear in the tokens (with a window of the longest stop string), not in
+    tokens times stop strings.
     """
-    found = [i for i in (text.find(s) for s in stops) if i >= 0]
-    if not found:
+    if not any(s in text for s in stops):
         return None
-    end = next(
-        (k for k in range(1, len(ids) + 1) if any(s in decode(list(ids[:k])) for s in stops)),
-        len(ids),
-    )
-    return text[: min(found)], end
+    end = find_stop(ids, stops, decode)
+    if end is None:  # the incremental text differs from the full decoding: cut the latter
+        end = len(ids)
+    head = text if end == len(ids) else decode(list(ids[:end]))
+    found = [i for i in (head.find(s) for s in stops) if i >= 0]
+    if not found:  # the prefix's own decoding lacks it (a tokenizer quirk): cut the full text
+        head, end = text, len(ids)
+        found = [i for i in (text.find(s) for s in stops) if i >= 0]
+    return head[: min(found)], end
 
 
 class HFChatModel:

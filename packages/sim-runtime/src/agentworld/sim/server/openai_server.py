@@ -39,6 +39,7 @@ from agentworld.sim.server.chat import (
     chat_model_for,
 )
 from agentworld.sim.server.limits import BodyLimitMiddleware
+from agentworld.sim.server.slow_clients import uvicorn_options
 from agentworld.sim.server.protocol import (
     AssistantMessage,
     ChatCompletion,
@@ -242,6 +243,8 @@ def serve(
     ``api_key``, clients must send it as a bearer token. A ``host`` other than loopback
     needs ``api_key`` or ``no_auth`` (see :mod:`agentworld.sim.server.auth`).
     The model is listed under ``served_model_name`` (default: ``checkpoint`` as given).
+    Slow clients are cut off (:mod:`agentworld.sim.server.slow_clients`): request headers
+    must arrive within 10 s, idle keep-alive connections close after 5 s.
 
     Raises:
         agentworld.core.plugins.UnknownPluginError: ``backend`` is not installed.
@@ -263,4 +266,11 @@ def serve(
         api_key=api_key,
         max_body_bytes=max_body_bytes,
     )
-    uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=10)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        timeout_graceful_shutdown=10,
+        **uvicorn_options(),  # slow clients: header deadline, keep-alive, header size
+    )

@@ -7,17 +7,23 @@ Every number is bounded here, at the edge, so that a request no engine could run
 (``seed: 1e30``, ``max_tokens: 1e30``) is refused with 400 on its own instead of
 failing in the batched generation call: seeds fit a signed 64-bit integer (what
 ``torch.Generator.manual_seed`` takes, with room for ``seed + choice``), counts and
-token limits fit a signed 32-bit integer.
+token limits fit a signed 32-bit integer. ``stop`` holds at most :data:`MAX_STOP_STRINGS`
+strings (the OpenAI API's limit) of at most :data:`MAX_STOP_CHARS` characters each, so that
+checking them stays cheap whatever a request sends.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 INT32_MAX = 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+MAX_STOP_STRINGS = 4
+"""Most strings in ``stop`` (the OpenAI API's limit)."""
+MAX_STOP_CHARS = 256
+"""Longest stop string (characters)."""
 
 
 class TextPart(BaseModel):
@@ -70,14 +76,27 @@ class ChatCompletionRequest(BaseModel):
     top_logprobs: int | None = Field(None, ge=0, le=20)
     user: str | None = None
 
+    @field_validator("stop")
+    @classmethod
+    def _check_stop(cls, stop: str | list[str] | None) -> str | list[str] | None:
+        stops = [stop] if isinstance(stop, str) else stop or []
+        if len(stops) > MAX_STOP_STRINGS:
+            raise ValueError(f"stop takes at most {MAX_STOP_STRINGS} strings, got {len(stops)}")
+        for s in stops:
+            if not s:
+                raise ValueError("stop strings must not be empty")
+            if len(s) > MAX_STOP_CHARS:
+                raise ValueError(
+                    f"each stop string has at most {MAX_STOP_CHARS} characters, got one of {len(s)}"
+                )
+        return stop
+
     @model_validator(mode="after")
     def _check(self) -> ChatCompletionRequest:
         if self.stream:
             raise ValueError("stream=true is not supported by this server; send stream=false")
         if self.top_logprobs:
             raise ValueError("top_logprobs is not supported; only logprobs of sampled tokens")
-        if any(s == "" for s in self.stop_list):
-            raise ValueError("stop strings must not be empty")
         return self
 
     @property

@@ -13,6 +13,7 @@ import uvicorn
 
 from agentworld.sim.server.chat import ChatModel
 from agentworld.sim.server.openai_server import create_app
+from agentworld.sim.server.slow_clients import HEADER_TIMEOUT_S, uvicorn_options
 
 
 class ServerThread:
@@ -26,15 +27,26 @@ class ServerThread:
         app: An ASGI application.
         host: Interface to bind; keep the loopback default unless remote clients must connect.
         port: TCP port; ``0`` picks a free one.
+        header_timeout_s: A connection whose request line and headers take longer (seconds)
+            is closed (see :mod:`agentworld.sim.server.slow_clients`).
     """
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self,
+        app: Any,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        header_timeout_s: float = HEADER_TIMEOUT_S,
+    ):
         self.host, self.app = host, app
         self._socket = socket.create_server((host, port))
         self.port: int = self._socket.getsockname()[1]
         # lifespan "on": the app's start-up and shut-down hooks run (the OpenEnv app closes
         # its sessions' envs when the server stops)
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="on", **uvicorn_options(header_timeout_s)
+        )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
