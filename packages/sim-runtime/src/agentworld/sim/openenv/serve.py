@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 from agentworld.core.protocols import DiscreteActionDomain
@@ -91,11 +92,27 @@ def serve(
     Raises:
         ValueError: ``host`` is not loopback and there is neither ``api_key`` (the key the
             app was built with) nor ``no_auth`` (see :mod:`agentworld.sim.server.auth`).
+        SystemExit: 143 after a SIGTERM, once the server has shut down (so exit handlers run).
     """
-    import uvicorn
-
     check_exposure(host, api_key, no_auth=no_auth)
     limit = app.state.max_body_bytes
+    # uvicorn re-raises a SIGTERM it caught once it has shut down (``Server.capture_signals``);
+    # with the default action the process would then die without running ``atexit``, leaving
+    # the episode roots' session directory behind. This handler ends it as an exit instead.
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        _run_uvicorn(app, host, port, limit)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _run_uvicorn(app: FastAPI, host: str, port: int, limit: int) -> None:
+    import uvicorn
+
     uvicorn.run(
         app,
         host=host,
