@@ -12,6 +12,7 @@ from agentworld.domains.terminal import consistency as _consistency
 from agentworld.domains.terminal import explain as _explain
 from agentworld.domains.terminal import scorer
 from agentworld.domains.terminal.cgroup import cgroup_support
+from agentworld.domains.terminal.disk import UNBOUNDED_ENV, disk_support
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.fs import FILE_CONDITIONS, output_holds
 from agentworld.domains.terminal.limits import Limits
@@ -215,6 +216,11 @@ class TerminalDomain:
                 f"{lim.sandbox_memory_bytes >> 20} MiB as a whole by {cgroup_support()}"
                 if not cgroup_support().startswith("none")
                 else cgroup_support()
+            ),
+            "episode disk": (
+                f"{lim.disk_bytes >> 20} MiB, {lim.disk_inodes} inodes (own ext4 file system)"
+                if disk_support() is None
+                else f"unbounded: {disk_support()} (refused unless {UNBOUNDED_ENV} has disk)"
             ),
             "prompt": "user@sandbox:~/dir$  ([N] prefix after a non-zero exit)",
             "tasks": ", ".join(KINDS),
