@@ -64,6 +64,30 @@ class TaskSampler(Protocol):
 
 
 @runtime_checkable
+class KindedTaskSampler(Protocol):
+    """A task sampler that lists the task kinds it draws (``kinds``), so a hold-out of task
+    kinds (``ood_task_kinds``) can be checked against it."""
+
+    kinds: Sequence[str]
+
+
+@runtime_checkable
+class ResettablePolicy(Protocol):
+    """A policy with per-episode state: ``reset(seed)`` is called before each episode."""
+
+    def reset(self, seed: int | None) -> None: ...
+
+
+@runtime_checkable
+class PrivilegedEnvironment(Protocol):
+    """An environment that reports the state behind its last observation, never shown to the
+    agent (a file tree, a database): ``privileged_state() -> dict | None``. Collection records
+    it; checks and scorers read it."""
+
+    def privileged_state(self) -> dict[str, Any] | None: ...
+
+
+@runtime_checkable
 class Domain(Protocol):
     """Everything the framework needs to know about one agent environment.
 
@@ -228,20 +252,46 @@ class DiscreteActionDomain(Protocol):
 @runtime_checkable
 class ExplainingDomain(Protocol):
     """A domain that writes an SFT rationale from the real state change of a step:
-    ``explain(step, previous_state) -> str`` (``previous_state``: the previous observation's
-    ``state``, ``None`` at the first step)."""
+    ``explain(step, previous_state, history) -> str`` (``previous_state``: the previous
+    observation's ``state``, ``None`` at the first step; ``history``: ``(action text,
+    observation text before it)`` of the earlier steps, oldest first)."""
 
-    def explain(self, step: Step, previous_state: dict[str, Any] | None) -> str: ...
+    def explain(
+        self,
+        step: Step,
+        previous_state: dict[str, Any] | None,
+        history: Sequence[tuple[str, str]] = (),
+    ) -> str: ...
 
 
 @runtime_checkable
 class TextExplainingDomain(Protocol):
     """A domain that writes the same rationale from the previous observation's text alone:
-    ``explain_text(action, observation) -> str``. A simulator of a checkpoint trained with
-    ``reasoning="domain"`` writes it into the answer and lets the model continue with the
+    ``explain_text(action, observation, history) -> str``. A simulator of a checkpoint trained
+    with ``reasoning="domain"`` writes it into the answer and lets the model continue with the
     observation block."""
 
-    def explain_text(self, action: str, observation: str) -> str: ...
+    def explain_text(
+        self, action: str, observation: str, history: Sequence[tuple[str, str]] = ()
+    ) -> str: ...
+
+
+@runtime_checkable
+class ConsistencyDomain(Protocol):
+    """A domain that knows which turns of an episode depend on what the episode itself
+    changed: ``consistency_turns(episode) -> list[int]`` (fidelity reports score them as the
+    in-episode consistency subset)."""
+
+    def consistency_turns(self, episode: Episode) -> list[int]: ...
+
+
+@runtime_checkable
+class FamilyDomain(Protocol):
+    """A domain that groups actions into families for out-of-distribution hold-outs:
+    ``command_families(action) -> set[str]`` (``ood_commands`` holds out episodes using
+    any of them)."""
+
+    def command_families(self, action: Action) -> set[str]: ...
 
 
 @runtime_checkable
@@ -337,6 +387,8 @@ DOMAIN_CAPABILITIES: tuple[type, ...] = (
     OutputDomain,
     DeterminismDomain,
     OfflineDomain,
+    ConsistencyDomain,
+    FamilyDomain,
 )
 TRAINER_CAPABILITIES: tuple[type, ...] = (ConfigurableTrainer, ExperienceTrainer)
 REWARD_CAPABILITIES: tuple[type, ...] = (ModelBasedReward, ComponentReward)
