@@ -34,7 +34,16 @@ def test_split_by_task_kind_and_command_family():
     assert [e.task.kind for e in inside] == ["count", "inspect"]
     assert [e.id for e in outside] == [episodes[1].id, episodes[2].id]
     assert action_families(Action(text="ls -l"), None) == set()
-    assert action_families(Action(text="ls -l"), object()) == set()
+    assert action_families(Action(text="ls -l"), _Typed()) == {"typed:ls -l"}
+
+
+class _Typed:
+    """A structural domain without ``command_families``: its ``action_type`` is the family."""
+
+    name, version = "typed", "0"
+
+    def action_type(self, action: Action) -> str:
+        return f"typed:{action.text}"
 
 
 @needs_sandbox

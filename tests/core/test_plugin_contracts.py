@@ -21,7 +21,7 @@ from agentworld.core.collect import world_model_contract
 from agentworld.core.evaluate import output_text
 from agentworld.core.formats import wrap_observation
 from agentworld.core.hookspecs import hookimpl
-from agentworld.core.types import Action, Observation, Step, Task
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 
 ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs" / "plugins.md"
@@ -351,6 +351,35 @@ def test_capability_explaining_domain() -> None:
     with registered(Domains(), "contract-domains"):
         with pytest.raises(ValueError, match="has no explain"):
             check_domain([], "minimal")
+
+
+def test_capability_consistency_domain() -> None:
+    from agentworld.core.evaluate import transitions
+
+    terminal = plugins.get_domain("terminal")
+    assert isinstance(terminal, protocols.ConsistencyDomain)
+    prompt = "user@sandbox:~$ "
+    steps = [
+        Step(action=Action(text="x=hi"), observation=Observation(text=prompt)),
+        Step(action=Action(text="echo $x"), observation=Observation(text="hi\n" + prompt)),
+    ]
+    episode = Episode(id="e", domain="terminal", initial_observation=Observation(text=prompt),
+                      steps=steps)
+    assert 1 in terminal.consistency_turns(episode)
+    assert [t.consistency for t in transitions([episode], terminal)] == [False, True]
+    frozen = plugins.get_domain("frozenlake-4x4")  # no such capability: an empty subset
+    assert [t.consistency for t in transitions([episode], frozen)] == [False, False]
+
+
+def test_capability_family_domain() -> None:
+    from agentworld.core.holdout import action_families
+
+    terminal = plugins.get_domain("terminal")
+    assert isinstance(terminal, protocols.FamilyDomain)
+    assert "grep" in action_families(Action(text="ls | grep x"), terminal)
+    frozen = plugins.get_domain("frozenlake-4x4")
+    assert not isinstance(frozen, protocols.FamilyDomain)
+    assert action_families(Action(text="left"), frozen) == {frozen.action_type(Action(text="left"))}
 
 
 def test_capability_text_explaining_domain() -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import gymnasium
 import pytest
 from agentworld.core.collect import recorded
+from agentworld.core.textenv import TextActions
 from agentworld.core.rollout import (
     Outcome,
     each,
-    env_action,
     rollout,
     start_episode,
     step_episode,
@@ -141,12 +141,34 @@ def test_one_step_at_a_time_for_an_outside_loop() -> None:
     env = ClassicEnv("frozenlake-4x4")
     episode = start_episode(env, seed=0)
     for action in TO_GOAL[:3]:
-        step_episode(env, episode, env_action(env, action), max_steps=3)
+        step_episode(env, episode, Action(text=action), max_steps=3)
     assert episode.outcome is Outcome.MAX_STEPS and episode.observation.state["s"] == 6
     with pytest.raises(RuntimeError, match="has ended"):
-        step_episode(env, episode, "down")
-    assert env_action(env, "down") == "down"
-    assert env_action(object(), "down") == Action(text="down")
+        step_episode(env, episode, Action(text="down"))
+
+
+class StringOnly:
+    """A Gymnasium ``Text``-space env that takes ``str`` actions only (as third-party ones do)."""
+
+    def reset(self, *, seed=None, options=None):
+        return "start", {}
+
+    def step(self, action):
+        if not isinstance(action, str):
+            raise TypeError(f"expected str, got {type(action).__name__}")
+        return action.upper(), 1.0, action == "bye", False, {}
+
+    def close(self):
+        pass
+
+
+def test_a_text_space_env_takes_actions_through_the_one_adapter() -> None:
+    env = TextActions(StringOnly())
+    [run] = rollout([env], each(lambda e: Action(text="hi" if e.num_steps == 0 else "bye")), 5)
+    assert [text_of(t.observation) for t in run.transitions] == ["HI", "BYE"]
+    assert run.outcome is Outcome.TERMINATED and env.privileged_state() is None
+    with pytest.raises(TypeError, match="takes an Action"):
+        env.step("raw text")
 
 
 def test_bad_arguments_are_named() -> None:

@@ -9,9 +9,10 @@ from typing import Any
 
 from agentworld.core.escapes import visible, visible_strings
 from agentworld.core.partfile import PartFile
-from agentworld.core.protocols import Domain, MarkovDomain, RewardingDomain
-from agentworld.core.rollout import each, rollout
-from agentworld.core.types import Action, Episode, Observation, Step, Task
+from agentworld.core.domain_base import domain_hooks
+from agentworld.core.protocols import Domain, PrivilegedEnvironment, ResettablePolicy
+from agentworld.core.rollout import each, rollout, text_of
+from agentworld.core.types import Action, Episode, Observation, ObservationText, Step, Task
 
 
 def assign_policies(n: int, mix: dict[str, float], seed: int) -> list[str]:
@@ -41,11 +42,10 @@ def recorded(env: Any, observation: Any) -> Observation:
     as lone surrogates) is recorded as visible escapes (:func:`agentworld.core.escapes.visible`:
     byte ``0xff`` as ``\\xff``), in the text and in every key and value of the state, so the
     episode can be written and every later use of it sees the same names."""
-    privileged = getattr(env, "privileged_state", None)
-    state = privileged() if callable(privileged) else None
-    if state is None:
-        state = getattr(observation, "state", None)
-    text = getattr(observation, "text", observation)
+    state = env.privileged_state() if isinstance(env, PrivilegedEnvironment) else None
+    if state is None and isinstance(observation, (Observation, ObservationText)):
+        state = observation.state
+    text = text_of(observation)
     return Observation(text=visible(str(text)), state=visible_strings(state))
 
 
@@ -69,7 +69,7 @@ def run_episode(
     cannot be UTF-8 encoded, in observations and actions alike, is recorded as visible escapes
     (:func:`agentworld.core.escapes.visible`); an action is escaped before the env runs it, so
     the recorded action is the one run."""
-    if hasattr(policy, "reset"):
+    if isinstance(policy, ResettablePolicy):
         policy.reset(seed)
     [run] = rollout(
         [env],
@@ -110,11 +110,12 @@ def world_model_contract(domain: Any) -> dict[str, Any]:
     """The rendering facts a domain fixes for its world model, stored in episode metadata:
     ``rewards`` (the answer carries the reward footer) when ``domain.defines_rewards`` and
     ``history_window`` (turns of history shown) when the domain sets one."""
+    hooks = domain_hooks(domain)
     out: dict[str, Any] = {}
-    if isinstance(domain, RewardingDomain) and domain.defines_rewards:
+    if hooks.defines_rewards:
         out["rewards"] = True
-    if isinstance(domain, MarkovDomain) and domain.history_window is not None:
-        out["history_window"] = int(domain.history_window)
+    if hooks.history_window is not None:
+        out["history_window"] = int(hooks.history_window)
     return out
 
 

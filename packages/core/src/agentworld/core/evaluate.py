@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from agentworld.core.domain_base import domain_hooks
 from agentworld.core.formats import sft_pair
 from agentworld.core.intervals import interval
 from agentworld.core.protocols import OutputDomain, RewardFn, WorldModel
@@ -154,8 +155,8 @@ def output_text(observation: Observation, domain: Any = None) -> str:
 
 
 def _action_type(action: Action, domain: Any) -> str:
-    if domain is not None and callable(getattr(domain, "action_type", None)):
-        return str(domain.action_type(action))
+    if domain is not None:
+        return str(domain_hooks(domain).action_type(action))
     return action.name or NO_ACTION_TYPE
 
 
@@ -172,9 +173,9 @@ def transitions(
             :data:`OUT_OF_DISTRIBUTION`).
     """
     out = []
-    hook = getattr(domain, "consistency_turns", None)
+    hooks = domain_hooks(domain) if domain is not None else None
     for episode in episodes:
-        dependent = set(hook(episode)) if callable(hook) else set()
+        dependent = set(hooks.consistency_turns(episode)) if hooks is not None else set()
         for turn, step in enumerate(episode.steps):
             messages, _ = sft_pair(episode, turn)
             out.append(

@@ -16,18 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agentworld.core.domain_base import domain_hooks
+from agentworld.core.protocols import KindedTaskSampler
 from agentworld.core.types import Action, Episode
 
 
 def action_families(action: Action, domain: Any = None) -> set[str]:
     """The command families of one action (see the module docstring)."""
-    hook = getattr(domain, "command_families", None)
-    if callable(hook):
-        return set(hook(action))
-    typed = getattr(domain, "action_type", None)
-    if callable(typed):
-        return {str(typed(action))}
-    return {action.name} if action.name else set()
+    if domain is None:
+        return {action.name} if action.name else set()
+    return set(domain_hooks(domain).command_families(action))
 
 
 def is_out_of_distribution(
@@ -69,9 +67,9 @@ def check_task_kinds(task_kinds: Iterable[str], sampler: Any) -> None:
         ValueError: names the unknown kinds and the sampler's kinds (``sampler.kinds``);
             nothing is checked when the sampler does not list its kinds.
     """
-    known = getattr(sampler, "kinds", None)
-    if known is None:
+    if not isinstance(sampler, KindedTaskSampler):
         return
+    known = list(sampler.kinds)
     unknown = sorted(set(task_kinds) - set(known))
     if unknown:
         raise ValueError(

@@ -30,10 +30,12 @@ class Environment(Protocol):
 
     ``reset`` returns ``(observation, info)``; ``step`` returns
     ``(observation, reward, terminated, truncated, info)``
-    (Gymnasium 1.x ``Env`` API). The observation is an :class:`Observation` or, as real
+    (Gymnasium 1.x ``Env`` API). ``step`` always receives an :class:`Action` (a Gymnasium
+    env whose action space is ``Text`` is wrapped in :class:`agentworld.core.textenv.TextActions`
+    once, by its domain). The observation is an :class:`Observation` or, as real
     ``gymnasium.Env`` domains return it, an :class:`~agentworld.core.types.ObservationText`
     (a ``str`` with the public ``state``). Privileged state (never shown to the agent) comes
-    from an optional ``privileged_state() -> dict | None``, which collection records.
+    from :class:`PrivilegedEnvironment`'s ``privileged_state()``, which collection records.
     :func:`agentworld.core.rollout.rollout` plays policies in any environment of this shape.
     """
 
@@ -41,11 +43,18 @@ class Environment(Protocol):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation | str, dict[str, Any]]: ...
 
-    def step(
-        self, action: Action | str
-    ) -> tuple[Observation | str, float, bool, bool, dict[str, Any]]: ...
+    def step(self, action: Action) -> tuple[Observation | str, float, bool, bool, dict[str, Any]]: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class VectorEnvironment(Protocol):
+    """A batch of environments stepped together (Gymnasium's ``VectorEnv``: ``num_envs``,
+    ``reset(seed=...)``, ``step(actions [num_envs])``); rollouts play it sub-environment by
+    sub-environment (:mod:`agentworld.core.vector_rollout`)."""
+
+    num_envs: int
 
 
 @runtime_checkable

@@ -13,7 +13,6 @@ simulator has, so that it can write the same rationale. Rationales never contain
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,18 +51,10 @@ def explainer(name: str) -> Callable[[Any, dict[str, Any] | None], str]:
     domain = plugins.get_domain(name)
     if not isinstance(domain, ExplainingDomain):
         raise ValueError(
-            f"domain {name!r} has no explain(step, previous_state) to write rationales; "
+            f"domain {name!r} has no explain(step, previous_state, history) to write rationales; "
             "use reasoning='teacher' or reasoning='none'"
         )
     return domain.explain
-
-
-def takes_history(explain: Callable[..., str]) -> bool:
-    """Whether a domain's ``explain`` or ``explain_text`` accepts the ``history`` keyword."""
-    try:
-        return "history" in inspect.signature(explain).parameters
-    except (TypeError, ValueError):  # a builtin or C callable without a signature
-        return False
 
 
 def step_history(episode: Episode, turn: int) -> list[tuple[str, str]]:
@@ -95,7 +86,8 @@ def check_domain(episodes: Sequence[Episode], domain: str | None = None) -> None
 
 
 def domain_rationales(episodes: Sequence[Episode], domain: str | None = None) -> Rationales:
-    """Rationales from each episode's domain plugin (or ``domain``), ``explain(step, previous_state)``.
+    """Rationales from each episode's domain plugin (or ``domain``),
+    ``explain(step, previous_state, history=...)``.
 
     ``previous_state`` is the structured state before the step: the initial
     observation's for step 0, else the previous step's observation's.
@@ -107,14 +99,10 @@ def domain_rationales(episodes: Sequence[Episode], domain: str | None = None) ->
     out: Rationales = []
     for episode in episodes:
         explain = explainer(domain or episode.domain)
-        history = takes_history(explain)
         previous = episode.initial_observation.state
         rows = []
         for t, step in enumerate(episode.steps):
-            if history:
-                text = clean(str(explain(step, previous, history=step_history(episode, t))))
-            else:
-                text = clean(str(explain(step, previous)))
+            text = clean(str(explain(step, previous, history=step_history(episode, t))))
             if not text:
                 raise ValueError(
                     f"explain() gave an empty rationale for episode {episode.id} turn {t}"

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from agentworld.core.types import Action, Task
+from agentworld.core.protocols import VectorEnvironment
+from agentworld.core.types import Action, Observation, ObservationText, Task
 
 
 class Outcome(str, Enum):
@@ -128,16 +129,9 @@ def each(act: Callable[[RolloutEpisode], Any]) -> Policy:
 def text_of(observation: Any) -> str:
     """The text of an observation: ``.text`` of an :class:`~agentworld.core.types.Observation`
     or :class:`~agentworld.core.types.ObservationText`, else ``str(observation)``."""
-    text = getattr(observation, "text", observation)
-    return text if isinstance(text, str) else str(text)
-
-
-def env_action(env: Any, text: str) -> str | Action:
-    """``text`` as ``env.step`` takes it: the string itself when the environment declares a
-    Gymnasium ``Text`` action space (``SimEnv``, the real terminal and toy-text envs), else an
-    :class:`~agentworld.core.types.Action`."""
-    space = getattr(env, "action_space", None)
-    return text if space is not None and type(space).__name__ == "Text" else Action(text=text)
+    if isinstance(observation, (Observation, ObservationText)):
+        return observation.text
+    return observation if isinstance(observation, str) else str(observation)
 
 
 def outcome_of(terminated: bool, truncated: bool, info: dict[str, Any]) -> Outcome | None:
@@ -242,7 +236,7 @@ def rollout(
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-    if hasattr(envs, "num_envs"):
+    if isinstance(envs, VectorEnvironment):
         if tasks is not None or options is not None:
             raise ValueError("tasks and options cannot be given to a vector env (it draws its own)")
         seed = seeds if isinstance(seeds, int) or seeds is None else None

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
-from agentworld.core.types import Task
+from agentworld.core.types import Action, Task
 from agentworld.sim.outcome import (
     check_parse_policy,
     resolve_reward_source,
@@ -129,21 +129,23 @@ class SimEnv(gym.Env[str, str]):
         return observation, {"episode_id": self.episode_id, "task_id": task.id if task else None}
 
     def _draw_task(self) -> Task | None:
-        sampler = getattr(self.domain, "tasks", None)
-        if not callable(sampler):
+        if self.domain is None:
             return None
-        return sampler().sample(1, seed=int(self.np_random.integers(2**31)))[0]
+        return self.domain.tasks().sample(1, seed=int(self.np_random.integers(2**31)))[0]
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """One simulated transition: ``(observation, reward, terminated, truncated, info)``.
+    def step(self, action: Action | str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """One simulated transition on ``action`` (an :class:`Action`, the environment boundary
+        of :mod:`agentworld.core.textenv`, or its text): ``(observation, reward, terminated,
+        truncated, info)``.
 
         Raises:
             RuntimeError: ``reset`` was not called, or the episode already ended.
         """
         if self.episode_id is None or self._done:
             raise RuntimeError("call reset() before step() (the episode has ended or not started)")
+        text = action.text if isinstance(action, Action) else action
         [(observation, info)], failures = sample_steps(
-            self.simulator, [(self.episode_id, action)], self.on_parse_error, self.max_retries
+            self.simulator, [(self.episode_id, text)], self.on_parse_error, self.max_retries
         )
         self.parse_failures += failures
         self._steps += 1

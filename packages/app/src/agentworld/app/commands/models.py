@@ -12,6 +12,7 @@ from rich.markup import escape
 from agentworld.app.commands.root import AllowHub, app, console
 from agentworld.core import plugins
 from agentworld.core.rollout import start_episode, step_episode, text_of
+from agentworld.core.types import Action
 
 
 def _domain_for(model: str, explicit: str | None) -> str:
@@ -103,7 +104,7 @@ def simulate_cmd(
     sys.stdout.write(episode.initial_observation)
     sys.stdout.flush()
     for line in sys.stdin:
-        t = step_episode(env, episode, line.rstrip("\n"))
+        t = step_episode(env, episode, Action(text=line.rstrip("\n")))
         shown = t.observation if t.info.get("parsed", True) else f"[unparsed answer] {t.info.get('raw', '')}\n"
         # A terminal observation ends in its prompt; any other ends its line here.
         sys.stdout.write(shown if shown.endswith((" ", "\n")) else shown + "\n")

@@ -18,7 +18,7 @@ from agentworld.core.formats import (
     transcript_prompt,
 )
 from agentworld.core.protocols import TextExplainingDomain
-from agentworld.core.rationales import message_history, takes_history
+from agentworld.core.rationales import message_history
 from agentworld.core.types import Prediction
 from agentworld.sim.generation import GenerationOutput
 from agentworld.sim.prompts import Message, fit_prompt
@@ -142,18 +142,14 @@ class ChatCodec:
 
     def answer_prefix(self, messages: Sequence[Message]) -> list[int]:
         """Token ids ``[prefix_len]`` the simulator writes at the start of the answer: the
-        domain's rationale and the block's opening tag (``[]`` without ``reasoning``). A domain
-        whose ``explain_text`` takes ``history`` also gets the earlier steps of ``messages``
-        (:func:`agentworld.core.rationales.message_history`)."""
+        domain's rationale and the block's opening tag (``[]`` without ``reasoning``), given the
+        earlier steps of ``messages`` (:func:`agentworld.core.rationales.message_history`)."""
         if self.explain_text is None or self.prompt_format != "chat" or not messages:
             return []
         action = messages[-1]["content"]
-        if takes_history(self.explain_text):  # the episode's earlier steps, as in training
-            rationale = self.explain_text(
-                action, previous_observation(list(messages)), history=message_history(messages)
-            )
-        else:
-            rationale = self.explain_text(action, previous_observation(list(messages)))
+        rationale = self.explain_text(  # with the episode's earlier steps, as in training
+            action, previous_observation(list(messages)), history=message_history(messages)
+        )
         text = answer_prefix(rationale)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 

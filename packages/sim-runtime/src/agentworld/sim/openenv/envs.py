@@ -13,7 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from agentworld.core.rollout import RolloutEpisode, env_action, start_episode, step_episode
+from agentworld.core.rollout import RolloutEpisode, start_episode, step_episode
+from agentworld.core.types import Action
 from agentworld.core.types import Task
 from agentworld.sim.env import SimEnv
 from agentworld.sim.openenv.models import EpisodeState, TextObservation
@@ -47,9 +48,9 @@ class ServedEnv:
     """A Gymnasium-style env (``reset(*, seed, options)``, ``step``, ``close``) speaking text.
 
     Args:
-        env: A :class:`SimEnv` or a real domain env; an action goes in as
-            :func:`agentworld.core.rollout.env_action` makes it (the text for a Gymnasium
-            ``Text`` action space, else an :class:`~agentworld.core.types.Action`).
+        env: A :class:`SimEnv` or a real domain env; an action goes in as an
+            :class:`~agentworld.core.types.Action` (the environment boundary,
+            :mod:`agentworld.core.textenv`).
         domain: Domain name, reported in the state.
         simulated: True for a :class:`SimEnv`.
     """
@@ -96,7 +97,7 @@ class ServedEnv:
                 else "no episode is running: reset before the first step"
             )
         assert self.episode is not None
-        t = step_episode(self.env, self.episode, env_action(self.env, text))
+        t = step_episode(self.env, self.episode, Action(text=text))
         return self._observation(t.observation, t.reward, t.terminated, t.truncated, t.info)
 
     def state(self, session_id: str | None = None) -> EpisodeState:

@@ -13,12 +13,11 @@ from agentworld.core.protocols import Environment
 from agentworld.core.rollout import (
     Outcome,
     RolloutEpisode,
-    env_action,
     start_episode,
     step_episode,
     text_of,
 )
-from agentworld.core.types import Task
+from agentworld.core.types import Action, Task
 
 OBSERVATION_SEPARATOR = "\n\n"
 
@@ -151,7 +150,7 @@ class AgentWorldToolEnv:
             raise RuntimeError("call reset() before calling a tool")
         if episode.done:
             return f"The episode has already ended ({self.end_reason}); no action was taken."
-        t = step_episode(self._env, episode, env_action(self._env, text), max_steps=self._max_steps)
+        t = step_episode(self._env, episode, Action(text=text), max_steps=self._max_steps)
         self._info = dict(t.info)
         if self._max_steps is not None and episode.num_steps >= self._max_steps:
             self._info.setdefault("truncated_reason", "max_steps")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
@@ -119,8 +120,14 @@ class ClassicDomain:
         word = action.text.strip().lower()
         return word if word in self.variant.indices else "invalid"
 
-    def explain(self, step: Step, previous_state: dict[str, Any] | None) -> str:
-        """A rationale from the real state change (:mod:`agentworld.domains.classic.explain`)."""
+    def explain(
+        self,
+        step: Step,
+        previous_state: dict[str, Any] | None,
+        history: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """A rationale from the real state change (:mod:`agentworld.domains.classic.explain`);
+        the board is the whole state, so ``history`` is not needed."""
         return _explain.explain(self.variant, step, previous_state)
 
     def describe(self) -> dict[str, str]:

@@ -47,9 +47,9 @@ class AgentRollouts:
             not fit ends with :attr:`EpisodeStatus.CONTEXT`.
         temperature, top_p, top_k: Sampling parameters of actions.
         agent_prompt: Appended to the task instruction in the system message.
-        action_type: ``"action"`` sends ``agentworld.core.types.Action`` objects,
-            ``"text"`` plain strings (Gymnasium text envs such as ``SimEnv``), ``"auto"``
-            strings to envs with an ``action_space`` and ``Action`` objects to the others.
+        action_type: ``"action"`` and ``"auto"`` send ``agentworld.core.types.Action``
+            objects (the environment boundary, :mod:`agentworld.core.textenv`; wrap a
+            Gymnasium ``Text`` env in ``TextActions``); ``"text"`` plain strings.
         workers: Threads stepping environments (and resetting them) concurrently.
     """
 
@@ -242,10 +242,7 @@ class AgentRollouts:
         return actions
 
     def _wrap(self, k: int, action: str) -> Any:
-        kind = self.action_type
-        if kind == "auto":
-            kind = "text" if hasattr(self.envs[k], "action_space") else "action"
-        return action if kind == "text" else Action(text=action)
+        return action if self.action_type == "text" else Action(text=action)
 
 
 def _check(outputs: Sequence[Any]) -> None:
