@@ -19,12 +19,13 @@ import pluggy
 hookspec = pluggy.HookspecMarker("agentworld")
 hookimpl = pluggy.HookimplMarker("agentworld")
 
-Register = Callable[[str, Callable[[], Any]], None]
+Register = Callable[..., None]  # register(name, factory, priority=None)
 
 
 @hookspec
 def register_domains(register: Register) -> None:
-    """Register domains: ``register(name, factory)``, ``factory() -> Domain``."""
+    """Register domains: ``register(name, factory, priority=None)``, ``factory() -> Domain``;
+    a second registration of a name wins only with a higher priority (equal: an error)."""
 
 
 @hookspec

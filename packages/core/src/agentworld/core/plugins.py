@@ -14,6 +14,7 @@ Environment variables:
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -79,6 +80,7 @@ def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
             f"{label} lacks {', '.join(missing)} of the {protocol.__name__} protocol "
             f"(agentworld.core.protocols.{protocol.__name__})"
         )
+    _check_signatures(label, obj, protocol)
     for capability in CAPABILITIES.get(kind, ()):
         missing = missing_members(obj, capability)
         if missing and len(missing) < len(protocol_members(capability)):
@@ -86,6 +88,39 @@ def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
                 f"{label} has part of capability {capability.__name__} but lacks "
                 f"{', '.join(missing)} (agentworld.core.protocols.{capability.__name__})"
             )
+        if not missing:
+            _check_signatures(label, obj, capability)
+
+
+def _check_signatures(label: str, obj: Any, protocol: type) -> None:
+    """Every method ``protocol`` declares must accept the calls callers make: its required
+    parameters by position, those with a default (and keyword-only ones) by name."""
+    for member in protocol_members(protocol):
+        declared = vars(protocol).get(member)
+        if not callable(declared):
+            continue
+        wanted = list(inspect.signature(declared).parameters.values())[1:]  # without self
+        args: list[None] = []
+        kwargs: dict[str, None] = {}
+        for p in wanted:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            if p.kind is p.KEYWORD_ONLY or p.default is not p.empty:
+                kwargs[p.name] = None
+            else:
+                args.append(None)
+        try:  # the checker itself looks members up by the protocol's names
+            found = inspect.signature(getattr(obj, member))
+        except (TypeError, ValueError):  # a builtin without a signature: cannot tell
+            continue
+        try:
+            found.bind(*args, **kwargs)
+        except TypeError as exc:
+            shown = ", ".join(str(p) for p in wanted)
+            raise PluginContractError(
+                f"{label}: {member}{found} cannot be called as {member}({shown}) "
+                f"({exc}; agentworld.core.protocols.{protocol.__name__})"
+            ) from None
 
 
 @dataclass(slots=True)
@@ -93,6 +128,7 @@ class _Registry:
     kind: str
     factories: dict[str, Callable[..., Any]] = field(default_factory=dict)
     owners: dict[str, str] = field(default_factory=dict)
+    priorities: dict[str, int | None] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
     checked: set[str] = field(default_factory=set)
 
@@ -142,18 +178,44 @@ def _registry(kind: str) -> _Registry:
         for impl in hook.get_hookimpls():
             owner = pm.get_name(impl.plugin) or impl.plugin_name
 
-            def register(name: str, factory: Callable[..., Any], _owner: str = owner) -> None:
+            def register(
+                name: str,
+                factory: Callable[..., Any],
+                priority: int | None = None,
+                _owner: str = owner,
+            ) -> None:
                 if not isinstance(name, str) or not name or not callable(factory):
                     raise PluginContractError(
                         f"plugin {_owner!r}: {KINDS[kind]} must call register(name, factory) "
                         f"with a non-empty name and a callable factory, got {name!r}, {factory!r}"
                     )
+                if name in reg.factories and not _replaces(reg, name, _owner, priority):
+                    return
                 reg.factories[name] = factory
                 reg.owners[name] = _owner
+                reg.priorities[name] = priority
 
             impl.function(register=register)
         _registries[kind] = reg
     return reg
+
+
+def _replaces(reg: _Registry, name: str, owner: str, priority: int | None) -> bool:
+    """Whether a second registration of ``name`` (by ``owner``, with ``priority``) wins over
+    the first: the higher priority wins (no priority counts as 0).
+
+    Raises:
+        PluginContractError: neither registration gives a priority, or both give the same.
+    """
+    first, second = reg.priorities[name], priority
+    if (first is None and second is None) or (first or 0) == (second or 0):
+        raise PluginContractError(
+            f"{reg.kind.replace('_', ' ')} {name!r} is registered by both "
+            f"{reg.owners[name]!r} and {owner!r}; uninstall one, block one with "
+            "AGENTWORLD_BLOCK_PLUGINS, or register with a priority (register(name, factory, "
+            "priority=N): the higher wins)"
+        )
+    return (second or 0) > (first or 0)
 
 
 def reset_registries() -> None:

@@ -1,8 +1,9 @@
 """Plugin entry point of agentworld-domain-awb: the seven AgentWorldBench domains, data-only.
 
-Registered ``trylast``: the registry takes registrations in pluggy's order (``trylast``
-implementations first), so a plugin with a real environment under the same name (``terminal``)
-registers after these and replaces the stand-in.
+Registered with priority -1 (:data:`STAND_IN_PRIORITY`): a plugin with a real environment under
+the same name (``terminal``, ``mcp``, ...) registers with the default priority and replaces the
+stand-in; two plugins of the same priority and name are an error
+(:mod:`agentworld.core.plugins`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ def _factory(name: str) -> Any:
     return build
 
 
+STAND_IN_PRIORITY = -1  # below a real domain's default (none, counted as 0)
+
+
 @hookimpl(trylast=True)
 def register_domains(register: Register) -> None:
-    """Register a data-only stand-in for each AgentWorldBench domain."""
+    """Register a data-only stand-in for each AgentWorldBench domain (priority -1)."""
     for name in DOMAINS:
-        register(name, _factory(name))
+        register(name, _factory(name), priority=STAND_IN_PRIORITY)

@@ -1,0 +1,165 @@
+"""The domain contract: base classes with every hook's default, signature checks, duplicate
+names, and no member found by a probe that no protocol declares (issue 31, step 0)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from agentworld.core import plugins, protocols, world_models
+from agentworld.core.domain_base import DomainBase, PolicyBase, domain_hooks
+from agentworld.core.hookspecs import hookimpl
+from agentworld.core.types import Action, Episode, Observation, Step, Task
+
+ROOT = Path(__file__).parents[2]
+
+
+@contextmanager
+def registered(*pairs: tuple[object, str]) -> Iterator[None]:
+    pm = plugins.load_plugins()
+    for plugin, name in pairs:
+        pm.register(plugin, name=name)
+    plugins.reset_registries()
+    try:
+        yield
+    finally:
+        for _, name in pairs:
+            pm.unregister(name=name)
+        plugins.reset_registries()
+
+
+class Counter(DomainBase):
+    """A domain written against the base class: only what it knows better."""
+
+    name, version = "counter", "1"
+
+    def system_prompt(self, task: Task | None) -> str:
+        return "You simulate a counter."
+
+
+class OldExplain(Counter):
+    def explain(self, step, previous_state):  # type: ignore[override]  # no history
+        return "old"
+
+
+class ShortScore(Counter):
+    def score(self, predicted):  # type: ignore[override]  # no reference
+        return 0.0
+
+
+def _registrar(name: str, factory, priority=None):
+    class Plugin:
+        @hookimpl
+        def register_domains(self, register):
+            if priority is None:
+                register(name, factory)
+            else:
+                register(name, factory, priority=priority)
+
+    return Plugin()
+
+
+def test_a_base_class_domain_has_every_hook_with_its_default() -> None:
+    with registered((_registrar("counter", Counter), "counter-plugin")):
+        domain = plugins.get_domain("counter")
+    assert domain_hooks(domain) is domain
+    assert all(isinstance(domain, c) for c in protocols.DOMAIN_CAPABILITIES)
+    step = Step(action=Action(text="inc 2"), observation=Observation(text="2"))
+    episode = Episode(id="e", domain="counter", initial_observation=Observation(text="0"),
+                      steps=[step])  # fmt: skip
+    assert domain.consistency_turns(episode) == [] and domain.explain(step, None) == ""
+    assert domain.command_families(Action(text="inc 2")) == {"inc"}
+    assert domain.action_type(Action(text="x", name="tool")) == "tool"
+    assert domain.score("2", Observation(text="2")) == 1.0 and not domain.defines_rewards
+    with pytest.raises(RuntimeError, match="no real environment"):
+        domain.make_env()
+    assert PolicyBase().reset(3) is None
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        (OldExplain, r"explain\(step, previous_state\) cannot be called as "
+                     r"explain\(step: 'Step', previous_state: .*history"),
+        (ShortScore, r"score\(predicted\) cannot be called as score\(predicted: 'str', reference"),
+    ],
+)  # fmt: skip
+def test_signatures_are_checked_not_only_names(cls: type, message: str) -> None:
+    with registered((_registrar("bad", cls), "bad-plugin")):
+        with pytest.raises(plugins.PluginContractError, match=message):
+            plugins.get_domain("bad")
+
+
+def test_a_duplicate_name_is_an_error_unless_a_priority_decides() -> None:
+    with registered((_registrar("twin", Counter), "one"), (_registrar("twin", Counter), "two")):
+        with pytest.raises(plugins.PluginContractError, match="registered by both"):
+            plugins.names("domain")
+    with registered(
+        (_registrar("twin", Counter), "low"), (_registrar("twin", OldExplain, priority=5), "high")
+    ):
+        assert plugins.owner("domain", "twin") == "high"
+    # AgentWorldBench's data-only stand-ins register below the default: a real domain wins.
+    with registered((_registrar("os", Counter), "real-os")):
+        assert plugins.owner("domain", "os") == "real-os"
+    assert plugins.owner("domain", "os") != "real-os"
+
+
+# Attributes of other libraries' objects (transformers configs and models, torch, pydantic,
+# pluggy's hook relay) that code here reads with getattr because they vary by version.
+LIBRARY_ATTRIBUTES = {
+    "activation_checkpointing_enable", "attn_logit_softcapping", "device", "eos_token_id",
+    "generation_config", "get_decoder", "get_text_config", "head_dim", "keys", "layer_types",
+    "layers", "max_position_embeddings", "model", "model_fields", "num_key_value_heads",
+    "q_norm", "register_commands", "sliding_window", "use_sliding_window", "vocab_size", "xpu",
+}  # fmt: skip
+# Probes of our own objects that predate the rule; this set may only shrink.
+KNOWN_DEBT = {
+    "budget_clock", "close", "config_cls", "error", "lengths", "logprobs", "report_to",
+    "simulated", "state", "stop", "text", "time_budget_s", "value",
+}  # fmt: skip
+
+
+def _declared() -> set[str]:
+    names: set[str] = set()
+    for module in (protocols, world_models):
+        for value in vars(module).values():
+            if isinstance(value, type) and getattr(value, "_is_protocol", False):
+                names.update(protocols.protocol_members(value))
+    return names
+
+
+def _probes() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "packages").rglob("src/**/*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if node.func.id in ("getattr", "hasattr") and len(node.args) >= 2:
+                member = node.args[1]
+                if isinstance(member, ast.Constant) and isinstance(member.value, str):
+                    where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                    found.setdefault(member.value, []).append(where)
+    return found
+
+
+def test_no_member_is_probed_that_no_protocol_declares() -> None:
+    probes = _probes()
+    undeclared = {
+        name: where
+        for name, where in probes.items()
+        if name not in _declared() | LIBRARY_ATTRIBUTES | KNOWN_DEBT
+    }
+    assert undeclared == {}, "declare these hooks in a protocol (with a DomainBase default)"
+    assert KNOWN_DEBT <= set(probes), f"gone from the code, drop from KNOWN_DEBT: {KNOWN_DEBT - set(probes)}"
+
+
+def test_no_signature_is_inspected_outside_the_contract_check() -> None:
+    users = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "packages").rglob("src/**/*.py")
+        if "inspect.signature" in path.read_text()
+    ]
+    assert users == ["packages/core/src/agentworld/core/plugins.py"]
