@@ -120,9 +120,17 @@ def test_example_plugin_meets_its_contract(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
     from agentworld_echo import EchoDomain
 
-    from agentworld.core.protocols import DOMAIN_CAPABILITIES, ResettableDomain
+    from agentworld.core.domain_base import DomainBase, domain_hooks
+    from agentworld.core.protocols import DOMAIN_CAPABILITIES
+    from agentworld.core.types import Action
 
     domain = EchoDomain()
     plugins.check_contract("domain", "echo", domain, "echo")
-    assert [c for c in DOMAIN_CAPABILITIES if isinstance(domain, c)] == [ResettableDomain]
+    # A DomainBase subclass has every capability, each with its default where not overridden.
+    assert isinstance(domain, DomainBase) and domain_hooks(domain) is domain
+    assert all(isinstance(domain, c) for c in DOMAIN_CAPABILITIES)
     assert domain.initial_observation(None) == "ready"
+    assert domain.consistency_turns(None) == [] and not domain.defines_rewards
+    env = domain.make_env()
+    env.reset()
+    assert env.step(Action(text="bye"))[0].text == "BYE"  # the boundary: always an Action

@@ -4,14 +4,16 @@ The environment echoes each action back in upper case; the episode ends
 after the action ``bye``. Install next to agentworld-core and it appears in
 ``agentworld domains`` and works with ``agentworld collect --domain echo``.
 
-``EchoDomain`` has the members of ``agentworld.core.protocols.Domain`` (checked when the
-plugin is first built) and one optional capability, ``ResettableDomain``
-(``initial_observation``), so a simulated echo environment starts without the real one.
-The capabilities are listed in docs/plugins.md.
+``EchoDomain`` subclasses ``agentworld.core.domain_base.DomainBase``, which declares every
+hook a caller may use with its default (docs/plugins.md); it overrides the ones it knows
+better: the system prompt, the environment, tasks, policies, and ``initial_observation``
+(so a simulated echo environment starts without the real one). The environment's ``step``
+always receives an ``agentworld.core.types.Action``.
 """
 
 import random
 
+from agentworld.core.domain_base import DomainBase, PolicyBase
 from agentworld.core.hookspecs import hookimpl
 from agentworld.core.types import Action, Observation, Task
 
@@ -20,7 +22,7 @@ class EchoEnv:
     def reset(self, *, seed=None, options=None):
         return Observation(text="ready"), {}
 
-    def step(self, action):
+    def step(self, action: Action):
         done = action.text == "bye"
         return Observation(text=action.text.upper()), float(done), done, False, {}
 
@@ -29,12 +31,14 @@ class EchoEnv:
 
 
 class Tasks:
+    kinds = ("chat",)
+
     def sample(self, n, *, seed):
-        return [Task(id=f"echo-{seed}-{i}", domain="echo", instruction="say things, then bye")
-                for i in range(n)]
+        return [Task(id=f"echo-{seed}-{i}", domain="echo", instruction="say things, then bye",
+                     kind="chat") for i in range(n)]
 
 
-class RandomWords:
+class RandomWords(PolicyBase):
     name = "random"
 
     def reset(self, seed):  # called before each episode
@@ -47,7 +51,7 @@ class RandomWords:
         return Action(text=self.rng.choice(["hello", "world", "echo"]))
 
 
-class EchoDomain:
+class EchoDomain(DomainBase):
     name = "echo"
     version = "0.1.0"
 
@@ -63,16 +67,13 @@ class EchoDomain:
     def policies(self):
         return {"random": RandomWords()}
 
-    def score(self, predicted, reference):
-        return float(predicted == reference.text)
-
     def action_type(self, action):
         return action.text
 
     def describe(self):
         return {"environment": "in-process echo"}
 
-    def initial_observation(self, task):  # capability ResettableDomain
+    def initial_observation(self, task):  # the observation at reset, without the real env
         return "ready"
 
 
