@@ -65,10 +65,6 @@ class Page:
     source: str = "docs"
 
 
-def _summary(doc: str) -> str:
-    return doc.strip().split("\n\n", 1)[0].replace("\n", " ").strip()
-
-
 def docs_pages(modules: tuple[str, ...] = DOC_MODULES) -> list[Page]:
     """Pages of the standard library's docstrings: for each module of ``modules`` its own
     page, then one per public function or class defined in it (sorted by name) that has a
@@ -84,7 +80,7 @@ def docs_pages(modules: tuple[str, ...] = DOC_MODULES) -> list[Page]:
         doc = pydoc.getdoc(module)
         if doc:
             pages.append(Page(f"{anchor}#module-{modname}",
-                              f"{modname} — {_summary(doc)[:80]}", doc[:MAX_DOC_CHARS]))
+                              f"{modname} — Python standard library", doc[:MAX_DOC_CHARS]))
         names = vars(module).get("__all__") or [n for n in vars(module) if not n.startswith("_")]
         for name in sorted(set(names)):
             obj = vars(module).get(name)
