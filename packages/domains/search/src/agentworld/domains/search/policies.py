@@ -84,7 +84,7 @@ class ScriptedExpert(PolicyBase):
             self.hop += 1
             self.stage = "search" if self.hop < len(hops) else "recall"
             return render_call("dict_memory", {"operation": "add", "dict": {
-                _key(hop["field"], self._entity(hop, self.hop - 1)): value}})
+                _key(hop["field"], self._entity(hop)): value}})
         if self.stage == "search":
             hop = hops[self.hop]
             entity = self._entity(hop)
@@ -93,15 +93,15 @@ class ScriptedExpert(PolicyBase):
             return render_call("web_search", {"query": " ".join(words)})
         if self.stage == "recall":
             self.stage = "answer"
-            keys = [_key(h["field"], self._entity(h, i)) for i, h in enumerate(hops)]
+            keys = [_key(h["field"], self._entity(h)) for h in hops]
             return render_call("dict_memory", {"operation": "retrieve", "key_list": keys})
         # answer, from the memory just read back
         memory = json.loads(last.split("\nKey not found")[0] or "{}") if last.startswith("{") else {}
-        got = [memory.get(_key(h["field"], self._entity(h, i)), "") for i, h in enumerate(hops)]
+        got = [memory.get(_key(h["field"], self._entity(h)), "") for h in hops]
         self.stage = "done"
         return render_call("answer", {"answer": self._combine(task, got)})
 
-    def _entity(self, hop: dict, _index: int = 0) -> str:
+    def _entity(self, hop: dict) -> str:
         return self.values[0] if hop["entity"] == "$0" else hop["entity"]
 
     @staticmethod

@@ -160,7 +160,7 @@ class SearchTaskSampler:
             combine = "last"
         elif kind == "compare":
             if rng.random() < 0.5:
-                a, b = rng.sample([c for c in w.companies], 2)
+                a, b = rng.sample(list(w.companies), 2)
                 while a.founded == b.founded:
                     a, b = rng.sample(list(w.companies), 2)
                 field, combine = "Founded", "earlier"
