@@ -17,12 +17,15 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).parents[1] / "core"))
 from awb_records import card_rows, write_rows  # noqa: E402
 
+#: AgentWorldBench domains with a real environment here (their own plugin replaces the stand-in).
+REAL = {"terminal", "search"}
+
 
 def test_seven_domains_registered_real_terminal_wins():
     names = plugins.names("domain")
     assert set(DOMAINS) <= set(names)
-    assert plugins.owner("domain", "terminal") == "terminal"  # the real environment
-    assert {plugins.owner("domain", d) for d in DOMAINS if d != "terminal"} == {"awb"}
+    assert {plugins.owner("domain", d) for d in REAL} == REAL  # the real environments
+    assert {plugins.owner("domain", d) for d in DOMAINS if d not in REAL} == {"awb"}
     mcp = plugins.get_domain("mcp")
     with pytest.raises(RuntimeError, match="'mcp' is data-only here"):
         mcp.make_env()
@@ -43,7 +46,7 @@ def test_domains_command_says_which_are_data_only():
     rows = {line.split("│")[1].strip(): line for line in result.output.splitlines()
             if line.startswith("│") and line.split("│")[1].strip()}
     for name in DOMAINS:
-        assert ("yes" if name == "terminal" else "no (data-only)") in rows[name], rows[name]
+        assert ("yes" if name in REAL else "no (data-only)") in rows[name], rows[name]
 
 
 @pytest.mark.slow

@@ -1,0 +1,148 @@
+"""``SearchDomain``: the search domain as the framework sees it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentworld.core.domain_base import DomainBase
+from agentworld.core.types import Action, Episode, Observation, Task
+from agentworld.domains.search import scorer, tools
+from agentworld.domains.search.corpus import DOC_MODULES, cache_dir
+from agentworld.domains.search.env import SearchEnv, call_of
+from agentworld.domains.search.policies import make_policies
+from agentworld.domains.search.tasks import KINDS, SearchTaskSampler
+
+SYSTEM_PROMPT = """You simulate a web search and browsing environment: given one tool call, reply with the exact response the tool returns.
+
+Tools and their responses:
+- web_search {"query": str} or {"queries": [str, ...]}: up to 10 results per query, each as
+  [N] URL
+  Title: page title
+  Snippet: a sentence of the page
+  Date: publication date or N/A
+  separated by blank lines; a batch heads each query's results with ## Results for "QUERY"; no match gives No results found for "QUERY".
+- web_extractor {"url": str} (or "urls"), optional "goal": the page's content in Markdown (headings, infobox tables, paragraphs); with a goal, only the heading and the blocks and table rows that share a word with it; an unknown URL gives Error: failed to fetch URL: page not found (HTTP 404).
+- dict_memory {"operation": add|update|retrieve|retrieve_all|remove|remove_all, "dict": {...}, "key_list": [...]}: Successfully added items of [keys] to memory. / Successfully updated items of [keys] in memory. / the retrieved items as indented JSON (then Key not found: [keys] for missing ones) / Successfully removed items of [keys] from memory. / Successfully cleared all memory. Memory starts empty.
+- answer {"answer": str}: Answer submitted: ANSWER, then Result: correct or Result: incorrect.
+A malformed call gives one line starting with Error:.
+
+Tool definitions:
+"""
+
+
+class SearchDomain(DomainBase):
+    """The ``search`` domain (:class:`agentworld.core.domain_base.DomainBase`).
+
+    Args:
+        world_seed: Seed of the corpus's fictional world (environments and tasks use it).
+    """
+
+    name = "search"
+    version = "0.1.0"
+
+    def __init__(self, world_seed: int = 0) -> None:
+        self.world_seed = world_seed
+
+    def system_prompt(self, task: Task | None) -> str:
+        """The world-model system prompt: the tools' responses and their JSON definitions
+        (as the public AgentWorldBench search prompt lists them), plus, for a task, the
+        simulation instruction with its target query and reference answer."""
+        text = SYSTEM_PROMPT + json.dumps(tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
+        if task is None:
+            return text
+        return (f"{text}\n\nSimulation instruction:\nTarget query: {task.instruction}\n"
+                f"Reference answer: {task.check.get('answer', '')}")
+
+    def make_env(self, **kwargs: Any) -> SearchEnv:
+        """A real :class:`SearchEnv` of this domain's world (``kwargs`` go to its constructor).
+
+        Raises:
+            OSError: the corpus cache cannot be written.
+        """
+        kwargs.setdefault("world_seed", self.world_seed)
+        return SearchEnv(**kwargs)
+
+    def tasks(self) -> SearchTaskSampler:
+        """The seeded task sampler (kinds :data:`~agentworld.domains.search.tasks.KINDS`)."""
+        return SearchTaskSampler(self.world_seed)
+
+    def policies(self) -> dict[str, Any]:
+        """Fresh ``{"scripted": ScriptedExpert, "random": RandomPolicy}`` (seed 0)."""
+        return make_policies()
+
+    def score(self, predicted: str, reference: Observation) -> float:
+        """Structural fidelity in [0, 1] (:func:`agentworld.domains.search.scorer.score`)."""
+        return scorer.score(predicted, reference)
+
+    def action_type(self, action: Action) -> str:
+        """The tool name of the call (``web_search``, ``web_extractor``, ``dict_memory``,
+        ``answer``, or an unknown name), ``invalid`` for an action that is no tool call."""
+        try:
+            return call_of(action)[0]
+        except tools.ToolError:
+            return "invalid"
+
+    def command_families(self, action: Action) -> set[str]:
+        """The tool, plus ``dict_memory:OPERATION``, ``web_search:batch`` or
+        ``web_extractor:goal`` when they apply."""
+        try:
+            name, arguments = call_of(action)
+        except tools.ToolError:
+            return {"invalid"}
+        out = {name}
+        if name == "dict_memory" and isinstance(arguments.get("operation"), str):
+            out.add(f"dict_memory:{arguments['operation']}")
+        if name == "web_search" and "queries" in arguments:
+            out.add("web_search:batch")
+        if name == "web_extractor" and arguments.get("goal"):
+            out.add("web_extractor:goal")
+        return out
+
+    def consistency_turns(self, episode: Episode) -> list[int]:
+        """Steps whose real observation depends on the episode itself: a ``dict_memory`` call
+        other than ``add``/``remove_all`` after an earlier ``add`` or ``update``, and a
+        ``web_extractor`` of a URL an earlier observation showed."""
+        out, stored, shown = [], False, ""
+        for i, step in enumerate(episode.steps):
+            try:
+                name, arguments = call_of(step.action)
+            except tools.ToolError:
+                name, arguments = "", {}
+            if name == "dict_memory":
+                op = arguments.get("operation")
+                if stored and op not in ("add", "remove_all"):
+                    out.append(i)
+                stored = stored or op in ("add", "update", "set")
+            elif name == "web_extractor":
+                urls = arguments.get("urls") or [arguments.get("url")]
+                if any(isinstance(u, str) and u and u in shown for u in urls):
+                    out.append(i)
+            shown += "\n" + step.observation.text
+        return out
+
+    def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
+        """``dict_memory`` responses and tool errors follow from the history alone."""
+        return self.action_type(action) in ("dict_memory", "invalid")
+
+    def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
+        """``(1.0, True)`` after a correct answer, ``(0.0, True)`` after a wrong one, else
+        ``None``."""
+        if observation.startswith("Answer submitted:"):
+            return (1.0, True) if observation.rstrip().endswith("Result: correct") else (0.0, True)
+        return None
+
+    def initial_observation(self, task: Task | None) -> str:
+        """The reset observation: the task's question (``""`` without a task)."""
+        return task.instruction if task else ""
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "environment": "real: BM25 search (bm25s; Robertson & Zaragoza 2009) over an "
+                           "offline corpus",
+            "corpus": f"docstrings of {len(DOC_MODULES)} Python stdlib modules + seeded "
+                      f"fictional world {self.world_seed}; cached in {cache_dir()}",
+            "tools": ", ".join(tools.TOOLS),
+            "task kinds": ", ".join(KINDS),
+            "policies": "scripted, random",
+        }
