@@ -144,5 +144,5 @@ class SearchDomain(DomainBase):
                       f"fictional world {self.world_seed}; cached in {cache_dir()}",
             "tools": ", ".join(tools.TOOLS),
             "task kinds": ", ".join(KINDS),
-            "policies": "scripted, random",
+            "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
         }

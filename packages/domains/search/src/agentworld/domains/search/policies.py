@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 
 from agentworld.core.domain_base import PolicyBase
+from agentworld.core.llm_policy import TOOL_AGENT_PROMPT, LLMPolicy, endpoint
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.search.env import render_call
 from agentworld.domains.search.tools import MEMORY_OPS
@@ -188,6 +189,18 @@ class RandomPolicy(PolicyBase):
         return Action(text=bad)
 
 
+SEARCH_AGENT_PROMPT = (
+    TOOL_AGENT_PROMPT
+    + "\nTools: web_search {query | queries}, web_extractor {url | urls, goal?}, "
+    "dict_memory {operation, ...}, answer {answer}. Answer with the answer tool."
+)
+
+
 def make_policies(seed: int = 0) -> dict[str, PolicyBase]:
-    """Fresh policies by name: ``{"scripted": ScriptedExpert, "random": RandomPolicy}``."""
-    return {"scripted": ScriptedExpert(seed), "random": RandomPolicy(seed)}
+    """Fresh policies by name: ``{"scripted": ScriptedExpert, "random": RandomPolicy}``, plus
+    the shared ``llm`` (:mod:`agentworld.core.llm_policy`) when ``$AGENTWORLD_LLM_BASE_URL``
+    is set."""
+    out: dict[str, PolicyBase] = {"scripted": ScriptedExpert(seed), "random": RandomPolicy(seed)}
+    if endpoint() is not None:
+        out["llm"] = LLMPolicy(SEARCH_AGENT_PROMPT, seed=seed)
+    return out
