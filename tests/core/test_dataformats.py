@@ -122,3 +122,26 @@ def test_an_unknown_extension_is_an_error_not_a_jsonl_fallback(tmp_path):
         df.write_as(str(tmp_path / "x.json"), _episodes(), "episodes")
     with pytest.raises(ValueError, match="unknown dataset file type"):
         _training_episodes(str(tmp_path / "episodes.txt"))
+
+
+def test_messages_rows_keep_rewards_ends_task_and_states(tmp_path, episodes):
+    """Converting ``messages`` rows back kept only texts: rewards and ends were lost."""
+    from agentworld.core.dataformats import messages_rows, rows_to_episodes, write_rows
+
+    episode = episodes[1]
+    episode.steps[-1].reward, episode.steps[-1].terminated = 1.0, True
+    episode.initial_observation.state = {"cwd": "/home/agent"}
+    episode.steps[2].observation.state = {"cwd": "/tmp", "exit_code": 1}
+    path = tmp_path / "sft.jsonl"
+    write_rows(str(path), messages_rows([episode]))
+    from agentworld.core.dataformats import read_rows
+
+    [back] = rows_to_episodes(str(path), read_rows(str(path)))
+    assert back.id == episode.id and back.task == episode.task
+    assert [(s.reward, s.terminated, s.truncated) for s in back.steps] == \
+        [(s.reward, s.terminated, s.truncated) for s in episode.steps]
+    assert back.initial_observation.state == {"cwd": "/home/agent"}
+    assert back.steps[2].observation.state == {"cwd": "/tmp", "exit_code": 1}
+    from agentworld.core.formats import system_message
+
+    assert system_message(back) == system_message(episode)

@@ -32,7 +32,7 @@ from agentworld.core.answers import DOMAINS, GUI_DOMAINS, OBSERVATION_MARKER
 from agentworld.core.escapes import json_line
 from agentworld.core.formats import split_system_message, system_message
 from agentworld.core.io import DatasetError, atomic_open, iter_jsonl
-from agentworld.core.types import Action, Episode, Observation, Step
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 
 PUBLIC_TURNS = {"mcp": 286, "search": 458, "terminal": 354, "swe": 472, "android": 200,
                 "web": 200, "os": 200}
@@ -61,6 +61,9 @@ class BenchRecord(BaseModel):
     system_str: StrictStr
     turn_idx: StrictInt = Field(ge=1)
     total_turns: StrictInt = Field(ge=1)
+    # Ours, beyond the card's fields (readers of the public format ignore it): what an episode
+    # has that the rows cannot otherwise carry (:func:`carried`).
+    agentworld: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _turn_in_lists(self) -> BenchRecord:
@@ -153,6 +156,7 @@ class Trajectory:
     responses: list[str]
     total_turns: int
     turns: list[int] = field(default_factory=list)
+    carried: dict[str, Any] | None = None  # see :func:`carried`
 
     @property
     def domain(self) -> str:
@@ -161,9 +165,15 @@ class Trajectory:
     def record(self, turn: int, layout: Layout = "full") -> BenchRecord:
         """The row of 1-based ``turn`` (``prefix``: lists cut after ``turn``)."""
         end = len(self.prompts) if layout == "full" else turn
+        extra = None
+        if self.carried is not None:
+            extra = {k: v for k, v in self.carried.items() if k != "states"}
+            if turn == max(self.turns, default=turn):  # states once, on the last row
+                extra["states"] = self.carried.get("states")
         return BenchRecord(task=self.task, id=self.id, prompt=self.prompts[:end],
                            response=self.responses[:end], current_prompt=self.prompts[turn - 1],
-                           system_str=self.system_str, turn_idx=turn, total_turns=self.total_turns)
+                           system_str=self.system_str, turn_idx=turn, total_turns=self.total_turns,
+                           agentworld=extra)
 
 
 @dataclass(slots=True)
@@ -217,6 +227,9 @@ def reconstruct(rows: Iterable[tuple[int, BenchRecord]]) -> tuple[list[Trajector
             traj = built[key] = Trajectory(record.task, record.id, record.system_str,
                                            list(record.prompt), list(record.response),
                                            record.total_turns)
+        if record.agentworld is not None:
+            traj.carried = {**(traj.carried or {}), **{k: v for k, v in record.agentworld.items()
+                                                       if v is not None}}
         else:
             if record.system_str != traj.system_str:
                 report.conflicts.append((line, record.task, record.id, "system_str"))
@@ -261,8 +274,15 @@ def to_episode(traj: Trajectory) -> Episode:
     head, initial = split_system_message(traj.system_str)
     episode = Episode(id=str(traj.id), domain=traj.domain, system_prompt=head,
                       initial_observation=Observation(text=initial), steps=steps, metadata=meta)
+    if traj.carried is not None:
+        restore(episode, traj.carried)
+        if episode.task is not None:  # system_message writes the task line itself
+            line = f"Task given to the agent: {episode.task.instruction}"
+            episode.system_prompt = episode.system_prompt.removesuffix(line).rstrip()
     if system_message(episode) != traj.system_str:
-        episode.system_prompt, episode.initial_observation = traj.system_str, Observation(text="")
+        state = episode.initial_observation.state
+        episode.system_prompt = traj.system_str
+        episode.initial_observation = Observation(text="", state=state)
         episode.metadata["verbatim_system"] = True
     return episode
 
@@ -286,7 +306,57 @@ def from_episode(episode: Episode) -> Trajectory:
     turns = [t for t in awb.get("turns", range(1, n + 1)) if 1 <= t <= n]
     return Trajectory(task=awb.get("task", episode.domain), id=awb.get("id", _int_id(episode.id)),
                       system_str=system_message(episode), prompts=prompts, responses=responses,
-                      total_turns=max(awb.get("total_turns", n), n, 1), turns=turns)
+                      total_turns=max(awb.get("total_turns", n), n, 1), turns=turns,
+                      carried=carried(episode))
+
+
+def carried(episode: Episode) -> dict[str, Any] | None:
+    """What an episode has beyond its texts, written into each row's ``agentworld`` field so
+    that ``convert`` back rebuilds it: the episode id, the task, the metadata, each step's
+    ``reward``/``terminated``/``truncated``, and the structured states (initial, then one per
+    step; on the trajectory's last row only, as they can be large). Public readers of the
+    format ignore the field. ``None`` when the texts are all there is (rows read from the
+    public data, written back unchanged)."""
+    metadata = {k: v for k, v in episode.metadata.items()
+                if k not in ("awb", "source", "verbatim_system")}
+    states = [episode.initial_observation.state, *(s.observation.state for s in episode.steps)]
+    plain = (
+        episode.task is None and not metadata and not any(states)
+        and not any(s.reward or s.terminated or s.truncated for s in episode.steps)
+        and episode.id == str((episode.metadata.get("awb") or {}).get("id", episode.id))
+    )
+    if plain:
+        return None
+    return {
+        "episode_id": episode.id,
+        "task": episode.task.model_dump(mode="json") if episode.task is not None else None,
+        "metadata": metadata,
+        "rewards": [s.reward for s in episode.steps],
+        "terminated": [s.terminated for s in episode.steps],
+        "truncated": [s.truncated for s in episode.steps],
+        "states": states,
+    }
+
+
+def restore(episode: Episode, carry: dict[str, Any]) -> None:
+    """Put back into ``episode`` (in place) what :func:`carried` kept; lists shorter than the
+    steps (a row subset) restore what they hold."""
+    if carry.get("episode_id"):
+        episode.id = str(carry["episode_id"])
+    if carry.get("task"):
+        episode.task = Task.model_validate(carry["task"])
+    episode.metadata.update(carry.get("metadata") or {})
+    for step, reward in zip(episode.steps, carry.get("rewards") or []):
+        step.reward = float(reward)
+    for step, ended in zip(episode.steps, carry.get("terminated") or []):
+        step.terminated = bool(ended)
+    for step, cut in zip(episode.steps, carry.get("truncated") or []):
+        step.truncated = bool(cut)
+    states = carry.get("states") or []
+    if states:
+        episode.initial_observation.state = states[0]
+        for step, state in zip(episode.steps, states[1:]):
+            step.observation.state = state
 
 
 def read_episodes(url: str) -> tuple[list[Episode], ReconstructReport]:

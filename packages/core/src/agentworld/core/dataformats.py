@@ -38,7 +38,7 @@ from agentworld.core.escapes import json_line, visible_strings
 from agentworld.core.extras import require
 from agentworld.core.formats import parse_prediction, sft_pair, split_system_message
 from agentworld.core.io import MAX_LINE_BYTES, DatasetError, atomic_open, iter_jsonl, validate_rows
-from agentworld.core.types import Action, Episode, Observation, Step
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 
 Kind = Literal["episodes", "agentworldbench", "messages"]
 KINDS: tuple[str, ...] = ("episodes", "agentworldbench", "messages")
@@ -198,22 +198,31 @@ def messages_rows(
             target as ``<think>...</think>`` before the observation block.
     """
     for i, episode in enumerate(episodes):
-        for t in range(len(episode.steps)):
+        task = episode.task.model_dump(mode="json") if episode.task is not None else None
+        for t, step in enumerate(episode.steps):
             why = rationales[i][t] if rationales is not None else None
             prompt, target = sft_pair(episode, t, why)
-            yield {
+            row = {
                 "messages": [*prompt, {"role": "assistant", "content": target}],
                 "episode_id": episode.id,
                 "domain": episode.domain,
                 "turn": t,
+                "reward": step.reward,
+                "terminated": step.terminated,
+                "truncated": step.truncated,
+                "state": step.observation.state,
             }
+            if t == 0:  # once per episode: the task and the state before the first step
+                row |= {"task": task, "initial_state": episode.initial_observation.state}
+            yield row
 
 
 def rows_to_episodes(url: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[Episode]:
     """Episodes back from ``messages`` rows: grouped by ``episode_id``, ordered by ``turn``;
-    each row gives the action (its last user message) and the observation (the block of its
-    assistant message). Rationales and reward footers are not part of an episode and are
-    dropped.
+    each row gives the action (its last user message), the observation (the block of its
+    assistant message) and, where the row carries them (:func:`messages_rows` writes them), the
+    step's ``reward``/``terminated``/``truncated`` and ``state``, and on turn 0 the ``task`` and
+    the ``initial_state``. Rationales are not part of an episode and are dropped.
 
     Raises:
         DatasetError: a row without messages ending in (user, assistant), or whose answer
@@ -236,10 +245,21 @@ def rows_to_episodes(url: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> li
             observation = parse_prediction(row["messages"][-1]["content"])
             if observation is None:
                 raise DatasetError(url, number, "the assistant message has no single observation block")
-            steps.append(Step(action=Action(text=row["messages"][-2]["content"]),
-                              observation=Observation(text=observation)))
-        episodes.append(Episode(id=key, domain=str(items[0][2].get("domain", "unknown")),
-                                system_prompt=head, initial_observation=Observation(text=initial),
+            steps.append(Step(
+                action=Action(text=row["messages"][-2]["content"]),
+                observation=Observation(text=observation, state=row.get("state")),
+                reward=float(row.get("reward") or 0.0),
+                terminated=bool(row.get("terminated")),
+                truncated=bool(row.get("truncated")),
+            ))
+        opening = items[0][2]
+        task = Task.model_validate(opening["task"]) if opening.get("task") else None
+        if task is not None:  # system_message writes the task line itself
+            head = head.removesuffix(f"Task given to the agent: {task.instruction}").rstrip()
+        initial_state = opening.get("initial_state")
+        episodes.append(Episode(id=key, domain=str(opening.get("domain", "unknown")), task=task,
+                                system_prompt=head,
+                                initial_observation=Observation(text=initial, state=initial_state),
                                 steps=steps, metadata={"source": url}))
     return episodes
 
