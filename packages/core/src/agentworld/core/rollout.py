@@ -127,9 +127,10 @@ def each(act: Callable[[RolloutEpisode], Any]) -> Policy:
 
 
 def text_of(observation: Any) -> str:
-    """The text of an observation: ``.text`` of an :class:`~agentworld.core.types.Observation`
-    or :class:`~agentworld.core.types.ObservationText`, else ``str(observation)``."""
-    if isinstance(observation, (Observation, ObservationText)):
+    """The text of an observation (or action): ``.text`` of an
+    :class:`~agentworld.core.types.Observation`, :class:`~agentworld.core.types.ObservationText`
+    or :class:`~agentworld.core.types.Action`, else ``str(observation)``."""
+    if isinstance(observation, (Observation, ObservationText, Action)):
         return observation.text
     return observation if isinstance(observation, str) else str(observation)
 

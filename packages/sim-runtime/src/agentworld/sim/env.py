@@ -129,7 +129,7 @@ class SimEnv(gym.Env[str, str]):
         return observation, {"episode_id": self.episode_id, "task_id": task.id if task else None}
 
     def _draw_task(self) -> Task | None:
-        if self.domain is None:
+        if not isinstance(self.domain, Domain):  # none, or a partial one: no task sampler
             return None
         return self.domain.tasks().sample(1, seed=int(self.np_random.integers(2**31)))[0]
 
