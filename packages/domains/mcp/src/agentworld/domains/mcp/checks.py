@@ -6,8 +6,8 @@ A check is ``{"all": [condition, ...]}``; a condition is one of
 * ``{"has": {"path": P, "fields": {...}}}``: some item of the list at ``P`` has every field
   equal (``P`` is dotted: ``"notes"``, ``"todos"``, ``"tables.orders"``);
 * ``{"lacks": {"path": P, "fields": {...}}}``: no item does;
-* ``{"answer": V}``: the last response shows ``V`` (a JSON value equal to it, numbers within
-  1e-6, or, for text responses, ``V`` as a whole word).
+* ``{"answer": V, "key": K}``: the last response shows ``V`` (a JSON value equal to it under a
+  key named ``K`` when given, numbers within 1e-6; for text responses, ``V`` as a whole word).
 """
 
 from __future__ import annotations
@@ -37,13 +37,15 @@ def _equal(a: Any, b: Any) -> bool:
     return a == b
 
 
-def shows(text: str, value: Any) -> bool:
-    """Whether a response text shows ``value`` (see the module docstring)."""
+def shows(text: str, value: Any, key: str | None = None) -> bool:
+    """Whether a response text shows ``value`` (under a key named ``key``; see the module
+    docstring)."""
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError:
         return re.search(rf"(?<!\w){re.escape(str(value))}(?!\w)", text) is not None
-    return any(_equal(leaf, value) for _, leaf in leaves(parsed))
+    return any(_equal(leaf, value) for path, leaf in leaves(parsed)
+               if key is None or path.removesuffix("[]").rsplit(".", 1)[-1] == key)
 
 
 def _items(data: dict[str, Any], path: str) -> list[dict[str, Any]]:
@@ -73,7 +75,7 @@ def holds(check: dict[str, Any], data: dict[str, Any] | None, last_text: str) ->
         elif "lacks" in cond:
             result &= data is not None and not _has(data, cond["lacks"])
         elif "answer" in cond:
-            result &= shows(last_text, cond["answer"])
+            result &= shows(last_text, cond["answer"], cond.get("key"))
         else:
             raise ValueError(f"unknown check condition {sorted(cond)}; valid: {CONDITIONS}")
     return result
