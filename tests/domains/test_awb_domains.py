@@ -12,18 +12,22 @@ from agentworld.core import plugins
 from agentworld.core.agentworldbench import DOMAINS
 from agentworld.app.cli import app
 from agentworld.core.types import Action, Observation
+from agentworld.domains.awb.domain import DataOnlyDomain
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "core"))
 from awb_records import card_rows, write_rows  # noqa: E402
 
 
+REAL = {"terminal", "mcp"}  # domains with a real environment here, which replace the stand-ins
+
+
 def test_seven_domains_registered_real_terminal_wins():
     names = plugins.names("domain")
     assert set(DOMAINS) <= set(names)
-    assert plugins.owner("domain", "terminal") == "terminal"  # the real environment
-    assert {plugins.owner("domain", d) for d in DOMAINS if d != "terminal"} == {"awb"}
-    mcp = plugins.get_domain("mcp")
+    assert {plugins.owner("domain", d) for d in REAL} == REAL  # the real environments
+    assert {plugins.owner("domain", d) for d in DOMAINS if d not in REAL} == {"awb"}
+    mcp = DataOnlyDomain("mcp")  # the stand-in itself (the real mcp domain replaces it)
     with pytest.raises(RuntimeError, match="'mcp' is data-only here"):
         mcp.make_env()
     with pytest.raises(RuntimeError, match="no task generator"):
@@ -43,7 +47,7 @@ def test_domains_command_says_which_are_data_only():
     rows = {line.split("│")[1].strip(): line for line in result.output.splitlines()
             if line.startswith("│") and line.split("│")[1].strip()}
     for name in DOMAINS:
-        assert ("yes" if name == "terminal" else "no (data-only)") in rows[name], rows[name]
+        assert ("yes" if name in REAL else "no (data-only)") in rows[name], rows[name]
 
 
 @pytest.mark.slow

@@ -71,13 +71,13 @@ class NotesStore:
         return {"deleted": title, "remaining": len(notes)}
 
     def list_notes(self, tag: str | None = None) -> dict[str, Any]:
-        """List note titles and tags, optionally only those with ``tag``, sorted by title."""
+        """List note titles and tags, optionally only those with a tag, sorted by title."""
         notes = [{"title": n["title"], "tags": n["tags"]} for _, n in sorted(self._load().items())
                  if tag is None or tag in n["tags"]]
         return {"count": len(notes), "notes": notes}
 
     def search_notes(self, query: str) -> dict[str, Any]:
-        """Notes whose title or body contains ``query`` (case-insensitive), with the body."""
+        """Notes whose title or body contains the query (case-insensitive), with the body."""
         if not query.strip():
             raise ValueError("query must be a non-empty string")
         q = query.lower()

@@ -65,7 +65,7 @@ class RecordsStore:
                                for t in self._tables(db)]}
 
     def create_table(self, table: str, columns: list[str]) -> dict[str, Any]:
-        """Create a table with these columns (an ``id`` column is added)."""
+        """Create a table with these columns (an id column is added)."""
         cols = [_name("column", c) for c in columns]
         if not cols or len(set(cols)) != len(cols) or "id" in cols:
             raise ValueError("columns must be a non-empty list of distinct names other than 'id'")
@@ -76,7 +76,7 @@ class RecordsStore:
         return {"created": table, "columns": ["id", *cols]}
 
     def insert_row(self, table: str, row: dict[str, Scalar]) -> dict[str, Any]:
-        """Insert one row (a column -> value object); returns it with its new ``id``."""
+        """Insert one row (a column -> value object); returns it with its new id."""
         with self._db() as db:
             cols = self._columns(db, table)
             bad = [k for k in row if k not in cols or k == "id"]
@@ -90,7 +90,7 @@ class RecordsStore:
     def query_rows(
         self, table: str, where: dict[str, Scalar] | None = None, limit: int = 50
     ) -> dict[str, Any]:
-        """Rows whose columns equal every ``where`` value, by ``id``, at most ``limit``."""
+        """Rows whose columns equal every value of where, ordered by id, at most limit rows."""
         with self._db() as db:
             clause, args = self._where(self._columns(db, table), where)
             rows = db.execute(f"SELECT * FROM {table}{clause} ORDER BY id LIMIT ?",
@@ -100,7 +100,7 @@ class RecordsStore:
     def update_rows(
         self, table: str, where: dict[str, Scalar], values: dict[str, Scalar]
     ) -> dict[str, Any]:
-        """Set ``values`` on the rows matching ``where`` (which must not be empty)."""
+        """Set values on the rows matching where (which must not be empty)."""
         with self._db() as db:
             cols = self._columns(db, table)
             if not where:
@@ -115,7 +115,7 @@ class RecordsStore:
             return {"table": table, "updated": cur.rowcount}
 
     def delete_rows(self, table: str, where: dict[str, Scalar]) -> dict[str, Any]:
-        """Delete the rows matching ``where`` (which must not be empty)."""
+        """Delete the rows matching where (which must not be empty)."""
         with self._db() as db:
             cols = self._columns(db, table)
             if not where:
@@ -127,7 +127,7 @@ class RecordsStore:
     def aggregate(
         self, table: str, column: str, op: str, where: dict[str, Scalar] | None = None
     ) -> dict[str, Any]:
-        """``op`` (count, sum, avg, min, max) of ``column`` over the rows matching ``where``."""
+        """op (count, sum, avg, min, max) of a column over the rows matching where."""
         if op not in OPS:
             raise ValueError(f"unknown op {op!r}; valid: {', '.join(OPS)}")
         with self._db() as db:

@@ -41,7 +41,7 @@ class TodoStore:
         raise ValueError(f"no to-do with id {todo_id}; existing ids: {ids}")
 
     def add_todo(self, title: str, due: str, priority: str = "normal") -> dict[str, Any]:
-        """Add a to-do due on ``due`` (YYYY-MM-DD) with priority low, normal or high."""
+        """Add a to-do due on a date (YYYY-MM-DD) with priority low, normal or high."""
         if not title.strip():
             raise ValueError("title must be a non-empty string")
         if priority not in PRIORITIES:
@@ -55,8 +55,8 @@ class TodoStore:
         return {"added": todo}
 
     def list_todos(self, due: str | None = None, done: bool | None = None) -> dict[str, Any]:
-        """To-dos sorted by due date then id, optionally only those due on ``due`` and/or with
-        completion ``done``."""
+        """To-dos sorted by due date then id, optionally only those due on a date (YYYY-MM-DD)
+        and/or done or not."""
         day = _date(due) if due is not None else None
         todos = sorted(
             (t for t in self._load()["todos"]
