@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ class ServerConnection:
                                         name="mcp-client")
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Any] | None = None
-        self._pidfile = self.workdir / "server.pid"
+        self._pidfile = self.workdir / f"server-{uuid.uuid4().hex[:12]}.pid"  # one per start
         self._errlog = open(self.workdir / "stderr.log", "a")  # noqa: SIM115 - closed in close()
 
     def start(self) -> list[dict[str, Any]]:
@@ -117,9 +118,10 @@ class ServerConnection:
             raise ServerError(f"server {self.command[0]!r} did not initialise within "
                               f"{self.timeout_s:g} s") from None
         except BaseException as exc:
+            tail = self._stderr_tail()
             self.close()
             raise ServerError(f"server {' '.join(self.command)!r} failed to start: "
-                              f"{exc!r}{self._stderr_tail()}") from None
+                              f"{exc!r}{tail}") from None
         return self.tools
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
@@ -146,8 +148,12 @@ class ServerConnection:
         except (OSError, ValueError):
             return None
 
-    def close(self) -> None:
-        """Stop the session and kill the server's process group; stop the thread. Idempotent."""
+    def close(self, graceful: bool = True) -> None:
+        """Stop the session (``graceful``: close its stdin and give it 2 s to exit first; else
+        kill it at once, for a hung server) and kill the server's process group; stop the
+        thread. Idempotent."""
+        if not graceful:
+            self._kill()
         if self._thread.is_alive():
             if self._task is not None and self._queue is not None:
                 queue, task = self._queue, self._task
@@ -158,14 +164,17 @@ class ServerConnection:
                     done.result(3.0)
                 if not task.done():
                     self._loop.call_soon_threadsafe(task.cancel)
-            pid = self.pid()
-            if pid is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)  # start_new_session: pgid == pid
+            self._kill()
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(5.0)
         if not self._errlog.closed:
             self._errlog.close()
+
+    def _kill(self) -> None:
+        pid = self.pid()
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # start_new_session: pgid == pid
 
     async def _serve(self, ready: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
         launcher = [sys.executable, "-c", LAUNCHER, str(os.getpid()), str(self._pidfile)]
@@ -186,9 +195,13 @@ class ServerConnection:
                     pending.set_result(await self._call(session, name, arguments))
                     pending = None
         except BaseException as exc:  # noqa: BLE001 - reported to whoever waits
+            leaf = exc
+            while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+                leaf = leaf.exceptions[0]
+            error = leaf if isinstance(leaf, ServerError) else ServerError(f"server stopped: {leaf!r}")
             for fut in (ready, pending):
                 if fut is not None and not fut.done():
-                    fut.set_exception(ServerError(f"server stopped: {exc!r}"))
+                    fut.set_exception(error)
             if not isinstance(exc, Exception):
                 raise
 
@@ -199,11 +212,14 @@ class ServerConnection:
         except Exception as exc:  # noqa: BLE001 - a JSON-RPC error answer (McpError/MCPError)
             if type(exc).__name__ not in ("McpError", "MCPError"):
                 raise
+            if str(exc) == "Connection closed":  # the server's stdout closed: it died
+                raise ServerError("the server closed the connection (it exited)") from None
             return ToolResult(text=str(exc), is_error=True, raw={})
         raw = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return ToolResult(text=result_text(raw), is_error=bool(raw.get("isError")), raw=raw)
 
     def _stderr_tail(self) -> str:
-        self._errlog.flush()
+        if not self._errlog.closed:
+            self._errlog.flush()
         tail = (self.workdir / "stderr.log").read_text(errors="replace")[-600:].strip()
         return f"; its stderr ends: {tail}" if tail else ""

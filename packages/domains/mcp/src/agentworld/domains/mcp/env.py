@@ -126,7 +126,7 @@ class McpEnv(gym.Env[str, str]):
                 text, is_error = result.text, result.is_error
             except ServerError as exc:
                 text, is_error, restarted = f"Error: {exc}; the server was restarted", True, True
-                self._conn.close()
+                self._conn.close(graceful=False)
                 self._start()
         self._last = text
         success = bool(self.task and checks.holds(self.task.check, self._data(), text))
@@ -179,3 +179,8 @@ class McpEnv(gym.Env[str, str]):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+from agentworld.domains.mcp.registration import register_envs  # noqa: E402 - after McpEnv
+
+register_envs()
