@@ -3,7 +3,7 @@ the same episode changed.
 
 A turn changed state when the server's dumped state (``observation.state["data"]``, recorded
 from :meth:`~agentworld.domains.mcp.env.McpEnv.privileged_state`) differs from the one before
-it. Its changed values are the scalar leaves of the new state that the old one lacks (a new
+it. Its changed values are the scalar values of the new state that the old one nowhere has (a new
 body, a new row's cells, a ``done`` flag), with the scalar arguments of its call (the title it
 wrote, the id it deleted). A later turn depends on it when its response shows one of those
 values or its call names one; a whole-collection read (a call without arguments) depends on any
@@ -14,7 +14,6 @@ successful call whose tool name starts with a writing verb instead.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 from agentworld.core.types import Episode, Step
@@ -58,8 +57,8 @@ def consistency_turns(episode: Episode) -> list[int]:
             turns.append(turn)
         if after is not None or before is not None:
             if after != before and after is not None:
-                old = Counter(json.dumps(x, sort_keys=True) for _, x in leaves(before or {}))
-                new = Counter(json.dumps(x, sort_keys=True) for _, x in leaves(after))
+                old = {json.dumps(x, sort_keys=True) for _, x in leaves(before or {})}
+                new = {json.dumps(x, sort_keys=True) for _, x in leaves(after)}
                 changed |= {v for v in new - old if v not in ('""', "null", "true", "false")}
                 changed |= _scalars(call[1]) if call else set()
                 any_change = True
