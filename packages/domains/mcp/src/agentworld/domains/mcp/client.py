@@ -30,6 +30,11 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+try:  # SDK 2.x renamed McpError to MCPError (migration guide)
+    from mcp import MCPError as RpcError  # type: ignore[attr-defined]
+except ImportError:  # SDK 1.x
+    from mcp import McpError as RpcError
+
 #: Sets PR_SET_PDEATHSIG (1) to SIGKILL, exits if the parent is already gone, writes its pid to
 #: argv[2] and execs argv[3:].
 LAUNCHER = (
@@ -209,9 +214,7 @@ class ServerConnection:
     async def _call(session: ClientSession, name: str, arguments: dict[str, Any]) -> ToolResult:
         try:
             result = await session.call_tool(name, arguments)
-        except Exception as exc:  # noqa: BLE001 - a JSON-RPC error answer (McpError/MCPError)
-            if type(exc).__name__ not in ("McpError", "MCPError"):
-                raise
+        except RpcError as exc:  # a JSON-RPC error answer
             if str(exc) == "Connection closed":  # the server's stdout closed: it died
                 raise ServerError("the server closed the connection (it exited)") from None
             return ToolResult(text=str(exc), is_error=True, raw={})
