@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from agentworld.core.collect import run_episode
 from agentworld.domains.mcp.domain import McpDomain
+from agentworld.core.types import Task
 from agentworld.domains.mcp.random_policy import RandomPolicy
 
 UV = os.environ.get("UV") or shutil.which("uv")
@@ -69,3 +70,20 @@ def test_random_policy_plays_a_third_party_server(time_server):
         env.close()
     tools = {domain.action_type(s.action) for s in episode.steps}
     assert len(episode.steps) >= 3 and tools & {"get_current_time", "convert_time"}
+
+
+def test_third_party_server_as_a_task_option(time_server):
+    domain = McpDomain()
+    task = Task(id="time-0", domain="mcp", instruction="What time is it in Tokyo?",
+                kind="free", setup={"server": time_server})
+    prompt = domain.system_prompt(task)
+    assert '"name": "convert_time"' in prompt and '"source_timezone"' in prompt
+    env = domain.make_env()
+    try:
+        obs, info = env.reset(options={"task": task})
+        assert info["server"] == time_server and "- convert_time(" in obs
+        assert domain.initial_observation(task) == obs
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="unknown mcp environment option.*bogus; valid: max_steps"):
+        domain.make_env(bogus=1)

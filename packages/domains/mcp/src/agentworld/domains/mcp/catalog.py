@@ -36,3 +36,12 @@ def dump(server: str, data: Path) -> dict[str, Any] | None:
     """The state of one of our servers read from its data directory, ``None`` for another."""
     store = _STORES.get(server)
     return store(data).dump() if store is not None else None
+
+
+def label(server: str) -> str:
+    """How listings name a server: ours by name, another by its program's file name
+    (``/venv/bin/mcp-server-time --local-timezone UTC`` -> ``mcp-server-time``)."""
+    if server in SERVERS:
+        return server
+    argv = shlex.split(server)
+    return argv[0].rsplit("/", 1)[-1] if argv else server

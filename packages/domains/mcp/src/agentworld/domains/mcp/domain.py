@@ -7,7 +7,7 @@ from typing import Any
 
 from agentworld.core.domain_base import DomainBase
 from agentworld.core.types import Action, Episode, Observation, Task
-from agentworld.domains.mcp import checks, scorer
+from agentworld.domains.mcp import catalog, checks, scorer
 from agentworld.domains.mcp.calls import listing, parse_call
 from agentworld.domains.mcp.consistency import consistency_turns
 from agentworld.domains.mcp.env import McpEnv
@@ -15,6 +15,8 @@ from agentworld.domains.mcp.policies import make_policies
 from agentworld.domains.mcp.prompt import system_prompt, tool_definitions
 from agentworld.domains.mcp.servers import SERVERS
 from agentworld.domains.mcp.tasks import KINDS, McpTaskSampler
+
+ENV_OPTIONS = frozenset({"server", "tasks", "timeout_s", "max_steps"})
 
 
 class McpDomain(DomainBase):
@@ -31,7 +33,15 @@ class McpDomain(DomainBase):
 
     def make_env(self, **kwargs: Any) -> McpEnv:
         """A real :class:`McpEnv`; ``kwargs`` go to its constructor (``server="CMD ARGS"``
-        collects from any stdio MCP server; ``timeout_s``, ``max_steps``, ``tasks``)."""
+        collects from any stdio MCP server; ``timeout_s``, ``max_steps``, ``tasks``).
+
+        Raises:
+            ValueError: an unknown option (the message lists the valid ones).
+        """
+        unknown = sorted(set(kwargs) - ENV_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown mcp environment option(s) {', '.join(unknown)}; valid: "
+                             f"{', '.join(sorted(ENV_OPTIONS))}")
         return McpEnv(**kwargs)
 
     def tasks(self) -> McpTaskSampler:
@@ -64,7 +74,7 @@ class McpDomain(DomainBase):
         """The tool listing the real environment shows at reset for ``task``'s server
         (``notes`` without a task)."""
         server = (task.setup.get("server") if task else None) or "notes"
-        return listing(server, list(tool_definitions(server)))
+        return listing(catalog.label(server), list(tool_definitions(server)))
 
     def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
         """``(1.0, True)`` / ``(0.0, False)`` when every condition of the task's check is an

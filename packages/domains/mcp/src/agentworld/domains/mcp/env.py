@@ -97,7 +97,7 @@ class McpEnv(gym.Env[str, str]):
         self._steps, self._last = 0, ""
         info = {"server": self._server_name, "task_id": task.id if task else None,
                 "instruction": task.instruction if task else None, "startup_s": self.startup_s}
-        return ObservationText(listing(self._label(), self.tools)), info
+        return ObservationText(listing(catalog.label(self._server_name), self.tools)), info
 
     def step(self, action: Action | str) -> tuple[ObservationText, float, bool, bool, dict[str, Any]]:
         """Call the tool. Returns ``(response text, reward, terminated, truncated, info)``:
@@ -170,9 +170,6 @@ class McpEnv(gym.Env[str, str]):
             return None
         return catalog.dump(self._server_name, self.root / "data")
 
-    def _label(self) -> str:
-        return self._server_name if self._server_name in catalog.SERVERS else \
-            self._server_name.split()[0].rsplit("/", 1)[-1]
 
     def __del__(self) -> None:
         try:

@@ -51,7 +51,7 @@ def system_prompt(task: Task | None, server: str | None = None) -> str:
     name = server or setup.get("server")
     if name is None:
         return ROLE.format(name="")
-    parts = [ROLE.format(name=f" named {name!r}"),
+    parts = [ROLE.format(name=f" named {catalog.label(name)!r}"),
              f"Available tools:\n{definitions(list(tool_definitions(name)))}"]
     calls = setup.get("calls") or []
     if calls:
