@@ -1,8 +1,11 @@
 """``random``: random tools of the server (read from the initial tool listing) with plausible,
-random or malformed arguments, some invalid JSON and unknown tools; 3-10 calls."""
+random or malformed arguments, some invalid JSON and unknown tools; 3-10 calls. Half of the
+string and integer arguments reuse a value an earlier response showed (a title, an id), so
+random play also reads back and changes what it made."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -10,6 +13,7 @@ from typing import Any
 from agentworld.core.domain_base import PolicyBase
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.mcp.calls import parse_signature, render_call, tool_action
+from agentworld.domains.mcp.checks import leaves
 from agentworld.domains.mcp.tasks import CITIES, PEOPLE, TAGS, TOPICS, WORDS
 
 STRINGS = TOPICS + WORDS + PEOPLE + CITIES + TAGS + ("orders", "2025-03-14", "", "a b c")
@@ -37,8 +41,13 @@ class RandomPolicy(PolicyBase):
         self.rng = random.Random(f"mcp-random-{seed}")
         self._length = 0
 
-    def _value(self, kind: str) -> Any:
+    def _value(self, kind: str, seen: list[Any]) -> Any:
         rng = self.rng
+        if ("string" in kind or "integer" in kind) and rng.random() < 0.5:
+            wanted = int if "integer" in kind else str
+            same = [v for v in seen if type(v) is wanted]
+            if same:
+                return rng.choice(same)
         if "integer" in kind:
             return rng.randint(0, 6)
         if "number" in kind:
@@ -62,7 +71,8 @@ class RandomPolicy(PolicyBase):
         if not tools or rng.random() < self.malformed:
             return self._malformed(tools)
         name, args = rng.choice(tools)
-        arguments = {arg: self._value(kind) for arg, kind, required in args
+        seen = _seen(history)
+        arguments = {arg: self._value(kind, seen) for arg, kind, required in args
                      if required or rng.random() < 0.4}
         return tool_action(name, arguments)
 
@@ -78,3 +88,18 @@ class RandomPolicy(PolicyBase):
         name, args = rng.choice(tools)
         wrong = {arg: rng.choice(([1, 2], {"x": None}, None, 3.5, "x" * 3)) for arg, _, _ in args}
         return Action(text=render_call(name, wrong), name=name, arguments=wrong)
+
+
+def _seen(history: Sequence[Observation | Action]) -> list[Any]:
+    """Scalar values (strings up to 40 characters, integers) shown by the JSON responses so far."""
+    out: list[Any] = []
+    for item in history[1:]:
+        if isinstance(item, Action):
+            continue
+        try:
+            value = json.loads(item.text)
+        except json.JSONDecodeError:
+            continue
+        out += [v for _, v in leaves(value)
+                if (type(v) is str and 0 < len(v) <= 40) or type(v) is int]
+    return out
