@@ -164,3 +164,17 @@ def test_gymnasium_make_draws_a_task():
     assert obs.startswith(f"Connected to MCP server {task.setup['server']!r}.")
     assert info["startup_s"] < 5
     env.close()
+
+
+def test_passes_gymnasium_check_env():
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    env = gymnasium.make("agentworld/mcp-v0")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped)
+    finally:
+        env.close()

@@ -172,6 +172,8 @@ class ServerConnection:
             self._kill()
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(5.0)
+        if not self._thread.is_alive() and not self._loop.is_closed():
+            self._loop.close()
         if not self._errlog.closed:
             self._errlog.close()
 
