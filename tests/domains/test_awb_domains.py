@@ -12,13 +12,14 @@ from agentworld.core import plugins
 from agentworld.core.agentworldbench import DOMAINS
 from agentworld.app.cli import app
 from agentworld.core.types import Action, Observation
+from agentworld.domains.awb.domain import DataOnlyDomain
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "core"))
 from awb_records import card_rows, write_rows  # noqa: E402
 
 #: AgentWorldBench domains with a real environment here (their own plugin replaces the stand-in).
-REAL = {"terminal", "search"}
+REAL = {"terminal", "search", "mcp"}
 
 
 def test_seven_domains_registered_real_terminal_wins():
@@ -26,7 +27,7 @@ def test_seven_domains_registered_real_terminal_wins():
     assert set(DOMAINS) <= set(names)
     assert {plugins.owner("domain", d) for d in REAL} == REAL  # the real environments
     assert {plugins.owner("domain", d) for d in DOMAINS if d not in REAL} == {"awb"}
-    mcp = plugins.get_domain("mcp")
+    mcp = DataOnlyDomain("mcp")  # the stand-in itself (the real mcp domain replaces it)
     with pytest.raises(RuntimeError, match="'mcp' is data-only here"):
         mcp.make_env()
     with pytest.raises(RuntimeError, match="no task generator"):

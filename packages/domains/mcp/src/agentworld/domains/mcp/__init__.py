@@ -1,0 +1,1 @@
+"""agentworld mcp domain: real MCP servers over stdio through the official SDK."""

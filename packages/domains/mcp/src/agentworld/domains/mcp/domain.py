@@ -1,0 +1,98 @@
+"""``McpDomain``: the mcp domain as the framework sees it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Any
+
+from agentworld.core.domain_base import DomainBase
+from agentworld.core.types import Action, Episode, Observation, Task
+from agentworld.domains.mcp import catalog, checks, scorer
+from agentworld.domains.mcp.calls import listing, parse_call
+from agentworld.domains.mcp.consistency import consistency_turns
+from agentworld.domains.mcp.env import McpEnv
+from agentworld.domains.mcp.policies import make_policies
+from agentworld.domains.mcp.prompt import system_prompt, tool_definitions
+from agentworld.domains.mcp.servers import SERVERS
+from agentworld.domains.mcp.tasks import KINDS, McpTaskSampler
+
+ENV_OPTIONS = frozenset({"server", "tasks", "timeout_s", "max_steps"})
+
+
+class McpDomain(DomainBase):
+    """The ``mcp`` domain: real stdio MCP servers through the official SDK
+    (:class:`~agentworld.domains.mcp.env.McpEnv`)."""
+
+    name = "mcp"
+    version = "0.1.0"
+
+    def system_prompt(self, task: Task | None) -> str:
+        """Role, the task's server's tool definitions (JSON schemas from ``list_tools``) and
+        its set-up calls (:func:`agentworld.domains.mcp.prompt.system_prompt`)."""
+        return system_prompt(task)
+
+    def make_env(self, **kwargs: Any) -> McpEnv:
+        """A real :class:`McpEnv`; ``kwargs`` go to its constructor (``server="CMD ARGS"``
+        collects from any stdio MCP server; ``timeout_s``, ``max_steps``, ``tasks``).
+
+        Raises:
+            ValueError: an unknown option (the message lists the valid ones).
+        """
+        unknown = sorted(set(kwargs) - ENV_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown mcp environment option(s) {', '.join(unknown)}; valid: "
+                             f"{', '.join(sorted(ENV_OPTIONS))}")
+        return McpEnv(**kwargs)
+
+    def tasks(self) -> McpTaskSampler:
+        """The seeded task sampler over our servers."""
+        return McpTaskSampler()
+
+    def policies(self) -> dict[str, Any]:
+        """Fresh ``{"scripted": ScriptedExpert, "random": RandomPolicy}``."""
+        return make_policies()
+
+    def score(self, predicted: str, reference: Observation) -> float:
+        """JSON field F1, else line F1, in [0, 1] (:func:`agentworld.domains.mcp.scorer.score`)."""
+        return scorer.score(predicted, reference.text)
+
+    def action_type(self, action: Action) -> str:
+        """The tool name of the call, ``malformed`` when the action is not a tool call."""
+        parsed = parse_call(action)
+        return "malformed" if isinstance(parsed, str) else parsed[0]
+
+    def command_families(self, action: Action) -> set[str]:
+        """``{tool name}`` (out-of-distribution hold-outs by tool)."""
+        return {self.action_type(action)}
+
+    def consistency_turns(self, episode: Episode) -> list[int]:
+        """Turns that depend on state an earlier turn changed
+        (:func:`agentworld.domains.mcp.consistency.consistency_turns`)."""
+        return consistency_turns(episode)
+
+    def initial_observation(self, task: Task | None) -> str:
+        """The tool listing the real environment shows at reset for ``task``'s server
+        (``notes`` without a task)."""
+        server = (task.setup.get("server") if task else None) or "notes"
+        return listing(catalog.label(server), list(tool_definitions(server)))
+
+    def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
+        """``(1.0, True)`` / ``(0.0, False)`` when every condition of the task's check is an
+        answer a response text shows; ``None`` for checks on the server's state."""
+        conditions = task.check.get("all") if task is not None else None
+        if not conditions or any("answer" not in c for c in conditions):
+            return None
+        ok = checks.holds(task.check, None, observation)  # type: ignore[union-attr]
+        return (1.0, True) if ok else (0.0, False)
+
+    def describe(self) -> dict[str, str]:
+        """Facts for ``agentworld domains``."""
+        return {
+            "environment": "real MCP servers over stdio (official mcp SDK "
+                           f"{importlib.metadata.version('mcp')}); any stdio server with "
+                           "make_env(server='CMD ARGS')",
+            "servers": ", ".join(SERVERS) + " (python -m agentworld.domains.mcp.servers.NAME)",
+            "action": '{"name": TOOL, "arguments": {...}} -> the raw tool response',
+            "tasks": ", ".join(KINDS),
+            "policies": ", ".join(make_policies()) + " (no shared llm policy in core yet)",
+        }

@@ -1,0 +1,89 @@
+"""Any stdio MCP server through ``make_env(server="CMD ARGS")``: the third-party
+``mcp-server-time`` from PyPI, installed into its own virtual environment (its own SDK
+version, whatever ours is), driven by the real environment and the random policy."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from agentworld.core.collect import run_episode
+from agentworld.domains.mcp.domain import McpDomain
+from agentworld.core.types import Task
+from agentworld.domains.mcp.random_policy import RandomPolicy
+
+UV = os.environ.get("UV") or shutil.which("uv")
+
+
+@pytest.fixture(scope="module")
+def time_server(tmp_path_factory) -> str:
+    """The command line of ``mcp-server-time`` in a fresh venv (skipped when it cannot be
+    installed, e.g. offline with an empty uv cache)."""
+    if UV is None:
+        pytest.skip("needs the uv executable to build the server's virtual environment")
+    venv = tmp_path_factory.mktemp("time-server") / "venv"
+    try:
+        subprocess.run([UV, "venv", "-q", str(venv)], check=True, capture_output=True, timeout=120)
+        subprocess.run([UV, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+                        "mcp-server-time"], check=True, capture_output=True, timeout=300)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"mcp-server-time could not be installed from the registry: {exc}")
+    return f"{venv / 'bin' / 'mcp-server-time'} --local-timezone UTC"
+
+
+def test_third_party_server_through_the_server_option(time_server):
+    env = McpDomain().make_env(server=time_server)
+    try:
+        obs, info = env.reset()
+        assert obs.splitlines() == [
+            "Connected to MCP server 'mcp-server-time'. 2 tools available:",
+            "- get_current_time(timezone: string)",
+            "- convert_time(source_timezone: string, time: string, target_timezone: string)"]
+        obs, _, _, _, step_info = env.step(
+            '{"name": "convert_time", "arguments": {"source_timezone": "UTC", "time": "12:00", '
+            '"target_timezone": "Asia/Tokyo"}}')
+        result = json.loads(obs)
+        assert result["target"]["datetime"].endswith("T21:00:00+09:00")
+        assert result["time_difference"] == "+9.0h" and not step_info["is_error"]
+        obs, _, _, _, step_info = env.step(
+            '{"name": "get_current_time", "arguments": {"timezone": "Mars/Base"}}')
+        assert step_info["is_error"] and obs.startswith(
+            "Error executing tool get_current_time: Invalid timezone")
+        assert env.privileged_state() == {"server": time_server, "data": None}
+        pid = env.server_pid()
+        assert Path(f"/proc/{pid}").exists()
+    finally:
+        env.close()
+    assert not Path(f"/proc/{pid}").exists()
+
+
+def test_random_policy_plays_a_third_party_server(time_server):
+    domain = McpDomain()
+    env = domain.make_env(server=time_server)
+    try:
+        episode = run_episode(domain, env, None, RandomPolicy(1), seed=1, max_steps=10)
+    finally:
+        env.close()
+    tools = {domain.action_type(s.action) for s in episode.steps}
+    assert len(episode.steps) >= 3 and tools & {"get_current_time", "convert_time"}
+
+
+def test_third_party_server_as_a_task_option(time_server):
+    domain = McpDomain()
+    task = Task(id="time-0", domain="mcp", instruction="What time is it in Tokyo?",
+                kind="free", setup={"server": time_server})
+    prompt = domain.system_prompt(task)
+    assert '"name": "convert_time"' in prompt and '"source_timezone"' in prompt
+    env = domain.make_env()
+    try:
+        obs, info = env.reset(options={"task": task})
+        assert info["server"] == time_server and "- convert_time(" in obs
+        assert domain.initial_observation(task) == obs
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="unknown mcp environment option.*bogus; valid: max_steps"):
+        domain.make_env(bogus=1)
