@@ -62,7 +62,7 @@ def test_agentworldbench_export_import_identical(episodes):
     with fsspec.open(url, "r") as f:
         first = json.loads(f.readline())
     assert set(first) == {"task", "id", "prompt", "response", "current_prompt", "system_str",
-                          "turn_idx", "total_turns"}
+                          "turn_idx", "total_turns", "agentworld"}  # ours: the task, rewards...
     assert first["response"][0] == "**Environment Observation:**\n0\nuser@sandbox:~$ "
     assert first["turn_idx"] == 1 and isinstance(first["id"], int)
     # records -> episodes -> records is the identity on the record level
