@@ -87,3 +87,25 @@ def test_third_party_server_as_a_task_option(time_server):
         env.close()
     with pytest.raises(ValueError, match="unknown mcp environment option.*bogus; valid: max_steps"):
         domain.make_env(bogus=1)
+
+
+def test_collect_cli_takes_any_server_through_set(time_server, tmp_path):
+    """``agentworld collect --domain mcp --set server='CMD ARGS'``: episodes of a third-party
+    server, recorded with that server's own tools in the system prompt."""
+    from agentworld.app.cli import app
+    from agentworld.core.io import read_episodes
+    from typer.testing import CliRunner
+
+    out = tmp_path / "time.jsonl"
+    result = CliRunner().invoke(app, [
+        "collect", "--domain", "mcp", "--episodes", "2", "--policy", "random=1",
+        "--max-steps", "3", "--set", f"server={time_server}", "--set", "timeout_s=20",
+        "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    episodes = read_episodes(str(out))
+    assert len(episodes) == 2 and all(e.steps for e in episodes)
+    prompt = episodes[0].system_prompt
+    assert "'mcp-server-time'" in prompt and '"convert_time"' in prompt and "notes" not in prompt
+    bad = CliRunner().invoke(app, ["collect", "--domain", "mcp", "--episodes", "1", "--set",
+                                   "timeout_s=soon", "--out", str(tmp_path / "x.jsonl")])
+    assert bad.exit_code != 0 and "timeout_s must be a number" in str(bad.exception or bad.output)

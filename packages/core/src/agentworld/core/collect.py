@@ -10,7 +10,12 @@ from typing import Any
 from agentworld.core.escapes import visible, visible_strings
 from agentworld.core.partfile import PartFile
 from agentworld.core.domain_base import domain_hooks
-from agentworld.core.protocols import Domain, PrivilegedEnvironment, ResettablePolicy
+from agentworld.core.protocols import (
+    Domain,
+    PrivilegedEnvironment,
+    PromptingEnvironment,
+    ResettablePolicy,
+)
 from agentworld.core.rollout import each, rollout, text_of
 from agentworld.core.types import Action, Episode, Observation, ObservationText, Step, Task
 
@@ -93,7 +98,10 @@ def run_episode(
     return Episode(
         domain=domain.name,
         task=task,
-        system_prompt=domain.system_prompt(task),
+        system_prompt=(
+            env.system_prompt(task) if isinstance(env, PromptingEnvironment)
+            else domain.system_prompt(task)
+        ),
         initial_observation=run.initial_observation,
         steps=steps,
         metadata={
@@ -144,6 +152,7 @@ def collect(
     workers: int = 2,
     progress: Callable[[int], None] | None = None,
     part: str | None = None,
+    env_options: dict[str, Any] | None = None,
 ) -> list[Episode]:
     """Collect ``n`` real episodes, ``workers`` environments in parallel (threads).
 
@@ -159,6 +168,8 @@ def collect(
             after a crash or kill collects only the episodes missing there. The file is
             left in place; remove it once the data set is written. A run that fails before
             any episode is in it removes it.
+        env_options: Keyword arguments of ``domain.make_env`` (``agentworld collect --set``;
+            the mcp domain's ``server="CMD ARGS"``).
 
     Returns:
         ``n`` episodes in task order.
@@ -174,7 +185,8 @@ def collect(
     store, done = None, {}
     if part is not None:
         settings = {"domain": domain.name, "env_version": domain.version, "episodes": n,
-                    "seed": seed, "policies": policies, "max_steps": max_steps}
+                    "seed": seed, "policies": policies, "max_steps": max_steps,
+                    **({"env_options": env_options} if env_options else {})}
         store = PartFile(part, settings)
         done = {i: e for i, e in store.open().items() if 0 <= i < n}
     try:
@@ -185,7 +197,7 @@ def collect(
         def work(indices: list[int]) -> list[tuple[int, Episode]]:
             if not indices:
                 return []
-            env = domain.make_env()
+            env = domain.make_env(**(env_options or {}))
             out = []
             try:
                 for i in indices:

@@ -49,6 +49,15 @@ class Environment(Protocol):
 
 
 @runtime_checkable
+class PromptingEnvironment(Protocol):
+    """An environment that knows its episode's world-model system prompt better than its
+    domain can from the task alone (the tools of the server it was started with):
+    ``system_prompt(task) -> str``, asked after ``reset``. Collection records it."""
+
+    def system_prompt(self, task: Task | None) -> str: ...
+
+
+@runtime_checkable
 class VectorEnvironment(Protocol):
     """A batch of environments stepped together (Gymnasium's ``VectorEnv``: ``num_envs``,
     ``reset(seed=...)``, ``step(actions [num_envs])``); rollouts play it sub-environment by

@@ -47,6 +47,9 @@ def collect_cmd(
     seed: Seed = 0,
     overwrite: Annotated[bool, typer.Option(
         help="Replace an existing OUT, and start over instead of resuming from OUT.part.")] = False,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=(
+        "Environment option KEY=VALUE for the domain's make_env; repeatable (mcp: "
+        "server='CMD ARGS' collects from any stdio MCP server)."))] = None,
 ) -> None:
     """Collect real episodes from a domain's real environment into JSONL.
 
@@ -68,13 +71,29 @@ def collect_cmd(
         console.print(f"resuming: {part} holds finished episodes of an interrupted run")
     try:
         result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
-                                       max_steps=max_steps, workers=workers, part=part)
+                                       max_steps=max_steps, workers=workers, part=part,
+                                       env_options=_env_options(set_))
     except PartFileError as e:
         raise PartFileError(f"{e} (--overwrite deletes it)") from None
     write_episodes(out, result)
     if part is not None:
         Path(part).unlink(missing_ok=True)
     console.print(f"wrote {len(result)} episodes ({sum(len(e.steps) for e in result)} transitions) -> {out}")
+
+
+def _env_options(pairs: list[str] | None) -> dict[str, str]:
+    """``--set KEY=VALUE`` options as a dict (values are strings).
+
+    Raises:
+        typer.BadParameter: an item without ``=`` or with an empty key.
+    """
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--set")
+        out[key.strip()] = value
+    return out
 
 
 def _has_part(part: str | None) -> bool:

@@ -42,6 +42,13 @@ class McpDomain(DomainBase):
         if unknown:
             raise ValueError(f"unknown mcp environment option(s) {', '.join(unknown)}; valid: "
                              f"{', '.join(sorted(ENV_OPTIONS))}")
+        for key, kind in (("timeout_s", float), ("max_steps", int)):  # `collect --set` gives str
+            if isinstance(kwargs.get(key), str):
+                try:
+                    kwargs[key] = kind(kwargs[key])
+                except ValueError:
+                    raise ValueError(f"mcp environment option {key} must be a number, "
+                                     f"got {kwargs[key]!r}") from None
         return McpEnv(**kwargs)
 
     def tasks(self) -> McpTaskSampler:

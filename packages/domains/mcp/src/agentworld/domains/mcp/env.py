@@ -18,8 +18,10 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.mcp import catalog, checks
-from agentworld.domains.mcp.calls import listing, parse_call
+from agentworld.domains.mcp.calls import definitions, listing, parse_call
 from agentworld.domains.mcp.client import ServerConnection, ServerError
+from agentworld.domains.mcp.prompt import ROLE
+from agentworld.domains.mcp.prompt import system_prompt as prompt_for
 from gymnasium import spaces
 
 MAX_TEXT = 65536
@@ -133,6 +135,15 @@ class McpEnv(gym.Env[str, str]):
         info = {"tool": tool, "is_error": is_error, "restarted": restarted, "success": success}
         return (ObservationText(text), 1.0 if success else 0.0, success,
                 self._steps >= self.max_steps, info)
+
+    def system_prompt(self, task: Task | None) -> str:
+        """The world-model system prompt of this episode: the role and the tools the running
+        server listed (a third-party ``server`` has its own, whatever the task names); with our
+        servers, the task's set-up calls too (:mod:`agentworld.domains.mcp.prompt`)."""
+        if self.server is None:
+            return prompt_for(task)
+        return "\n\n".join([ROLE.format(name=f" named {catalog.label(self._server_name)!r}"),
+                             f"Available tools:\n{definitions(list(self.tools))}"])
 
     def privileged_state(self) -> dict[str, Any] | None:
         """``{"server": name, "data": state}`` with ``data`` read now from our server's state
