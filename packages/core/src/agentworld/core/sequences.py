@@ -9,7 +9,8 @@ scores below output in the right order.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 
 
 def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
@@ -30,3 +31,14 @@ def lcs_f1(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     if not a and not b:
         return 1.0
     return 2 * lcs_length(a, b) / (len(a) + len(b))
+
+
+def multiset_f1(predicted: Iterable[Hashable], reference: Iterable[Hashable]) -> float:
+    """F1 of two multisets (bags): with ``o`` the size of their intersection,
+    ``2 o / (|p| + |r|)`` (precision ``o/|p|``, recall ``o/|r|``), in [0, 1]; 1.0 when both
+    are empty, 0.0 when exactly one is."""
+    p, r = Counter(predicted), Counter(reference)
+    total = sum(p.values()) + sum(r.values())
+    if total == 0:
+        return 1.0
+    return 2 * sum((p & r).values()) / total

@@ -24,11 +24,11 @@ randomness). Sequences of different lengths raise ``ValueError``.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from agentworld.core.formats import parse_prediction
+from agentworld.core.sequences import multiset_f1
 from agentworld.core.types import Observation
 from rapidfuzz.distance import Indel, Levenshtein
 
@@ -133,11 +133,7 @@ def line_f1(prediction: str, reference: str) -> float:
     Two empty texts score 1.0; exactly one empty scores 0.0.
     Example: ``line_f1("a\\nb", "a\\nc") == 0.5``.
     """
-    p, r = Counter(lines_of(prediction)), Counter(lines_of(reference))
-    total = sum(p.values()) + sum(r.values())
-    if total == 0:
-        return 1.0
-    return 2 * sum((p & r).values()) / total
+    return multiset_f1(lines_of(prediction), lines_of(reference))
 
 
 class LineF1(_PairReward):

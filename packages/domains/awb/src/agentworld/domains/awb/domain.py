@@ -8,11 +8,11 @@ as the :class:`~agentworld.core.protocols.Domain` protocol asks.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 from agentworld.core.answers import GUI_DOMAINS, clean_reference
 from agentworld.core.protocols import Policy, TaskSampler
+from agentworld.core.sequences import multiset_f1
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.awb.prompts import ROLES, system_prompt
 
@@ -35,15 +35,8 @@ class NoTasks:
 
 def line_f1(predicted: str, reference: str) -> float:
     """F1 of the two texts' lines as multisets (stripped lines; two empty texts score 1)."""
-    a = Counter(line.strip() for line in predicted.strip().splitlines())
-    b = Counter(line.strip() for line in reference.strip().splitlines())
-    if not a and not b:
-        return 1.0
-    common = sum((a & b).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / sum(a.values()), common / sum(b.values())
-    return 2 * precision * recall / (precision + recall)
+    return multiset_f1((line.strip() for line in predicted.strip().splitlines()),
+                       (line.strip() for line in reference.strip().splitlines()))
 
 
 class DataOnlyDomain:

@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from typing import Any
 
+from agentworld.core.sequences import multiset_f1
 from agentworld.domains.mcp.calls import unfence
 from agentworld.domains.mcp.checks import leaves
 
@@ -14,13 +15,7 @@ MARKER = "**Environment Observation:**"
 
 
 def _f1(a: Counter[Any], b: Counter[Any]) -> float:
-    if not a and not b:
-        return 1.0
-    common = sum((a & b).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / sum(a.values()), common / sum(b.values())
-    return 2 * precision * recall / (precision + recall)
+    return multiset_f1(a.elements(), b.elements())
 
 
 def _fields(text: str) -> Counter[tuple[str, str]] | None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from typing import Any
 
 from agentworld.core.answers import clean_reference
+from agentworld.core.sequences import multiset_f1
 from agentworld.core.types import Observation
 
 _RESULT = re.compile(r"^\[\d+\] (\S+)\s*\nTitle: (.*)$", re.MULTILINE)
@@ -30,29 +30,18 @@ def result_list(text: str) -> list[tuple[str, str]]:
     return [(u.strip(), t.strip()) for u, t in _RESULT.findall(text)]
 
 
-def _f1(predicted: list[str], reference: list[str]) -> float:
-    a, b = Counter(predicted), Counter(reference)
-    if not a and not b:
-        return 1.0
-    common = sum((a & b).values())
-    if common == 0:
-        return 0.0
-    p, r = common / sum(a.values()), common / sum(b.values())
-    return 2 * p * r / (p + r)
-
-
 def line_f1(predicted: str, reference: str) -> float:
     """F1 of the normalised lines of the two texts (two empty texts score 1)."""
     def lines(text: str) -> list[str]:
         return [" ".join(x.lower().split()) for x in text.splitlines() if x.strip()]
 
-    return _f1(lines(predicted), lines(reference))
+    return multiset_f1(lines(predicted), lines(reference))
 
 
 def results_score(predicted: list[tuple[str, str]], reference: list[tuple[str, str]]) -> float:
     """Mean of URL F1, title F1 and same-rank URL agreement (over the real ranks)."""
-    urls = _f1([u for u, _ in predicted], [u for u, _ in reference])
-    titles = _f1([t for _, t in predicted], [t for _, t in reference])
+    urls = multiset_f1([u for u, _ in predicted], [u for u, _ in reference])
+    titles = multiset_f1([t for _, t in predicted], [t for _, t in reference])
     ranked = sum(i < len(predicted) and predicted[i][0] == u for i, (u, _) in enumerate(reference))
     return (urls + titles + ranked / max(len(reference), 1)) / 3
 
