@@ -29,6 +29,7 @@ from agentworld.core.protocols import (
     RewardingDomain,
     TextExplainingDomain,
 )
+from agentworld.core.rollout import Outcome
 
 if TYPE_CHECKING:
     from agentworld.core.protocols import Environment, Policy, TaskSampler
@@ -101,9 +102,7 @@ class DomainBase:
     def is_success(self, result: Any) -> bool:
         """Whether an episode result (``outcome``, ``last_reward``) is a success (default:
         it terminated with a positive reward)."""
-        return str(result.outcome) in ("terminated", "Outcome.TERMINATED") and (
-            result.last_reward or 0
-        ) > 0
+        return result.outcome == Outcome.TERMINATED and (result.last_reward or 0) > 0
 
     def explain(
         self,
