@@ -34,7 +34,7 @@ def listing(path):
 
 
 def diff(path, old, new):
-    lines = difflib.unified_diff(old.splitlines(True), new.splitlines(True), "a" + path, "b" + path)
+    lines = difflib.unified_diff(old.splitlines(True), new.splitlines(True), path, path)
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines).rstrip("\n")
 
 
