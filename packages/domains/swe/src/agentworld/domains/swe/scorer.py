@@ -38,7 +38,7 @@ def line_f1(predicted: str, reference: str) -> float:
     return _f1(lines(predicted), lines(reference))
 
 
-def test_agreement(predicted: dict[str, bool], reference: dict[str, bool]) -> float:
+def outcome_agreement(predicted: dict[str, bool], reference: dict[str, bool]) -> float:
     """Share of test ids (union of both) with the same outcome in both logs."""
     names = set(predicted) | set(reference)
     if not names:
@@ -68,7 +68,7 @@ def score(predicted: str, reference: Observation | str) -> float:
         return 1.0
     tests = testlog.outcomes(real)
     if tests:
-        return test_agreement(testlog.outcomes(guess), tests)
+        return outcome_agreement(testlog.outcomes(guess), tests)
     if any(line.startswith("@@") for line in real.splitlines()):
         return hunks_score(guess, real)
     return line_f1(guess, real)

@@ -21,12 +21,13 @@ def outcomes(log: str) -> dict[str, bool]:
 
 
 def errors(log: str) -> dict[str, str]:
-    """``{test id: last line of its traceback}`` (``AssertionError: 3 != 2.5``) of each
-    failure block of ``log``."""
+    """``{test id: the exception line of its traceback}`` (``AssertionError: 3 != 2.5``: the
+    first unindented line after the frames) of each failure block of ``log``."""
     out = {}
     for _, name, body in _BLOCK.findall(log):
-        lines = [line for line in body.strip().splitlines() if line.strip()]
-        out[name] = lines[-1] if lines else ""
+        lines = [line for line in body.strip().splitlines()
+                 if line.strip() and not line[0].isspace() and not line.startswith("Traceback")]
+        out[name] = lines[0] if lines else ""
     return out
 
 
