@@ -162,7 +162,7 @@ class SweEnv(gymnasium.Env):
         return self._graded[1]
 
     def _diff(self) -> str:
-        return self.terminal.run(f"git --no-pager -C {shlex.quote(HOME)} diff").output
+        return self.terminal.run(f"git --no-pager -C {shlex.quote(HOME)} diff HEAD").output
 
     def _submission(self, graded: dict[str, bool]) -> str:
         wanted = self._task_tests()
@@ -175,7 +175,7 @@ class SweEnv(gymnasium.Env):
         return "\n".join(lines)
 
     def privileged_state(self) -> dict[str, Any] | None:
-        """``{"diff": git diff of the workspace, "tests": {test id: passed}}`` read from the
+        """``{"diff": git diff HEAD of the workspace, "tests": {test id: passed}}`` read from the
         sandbox now (the graded run; computed once per step), for collection and scoring only.
         ``None`` before ``reset`` or after ``close``."""
         if self.task is None or self.terminal.root is None:
