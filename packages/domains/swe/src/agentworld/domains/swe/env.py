@@ -77,7 +77,7 @@ class SweEnv(gymnasium.Env):
         self.task: Task | None = None
         self.done = False
         self.steps = 0
-        self._state: tuple[int, dict[str, Any]] | None = None
+        self._state: dict[str, Any] | None = None  # privileged state, None: to read again
         self._graded: tuple[int, dict[str, bool]] | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -118,6 +118,7 @@ class SweEnv(gymnasium.Env):
             raise RuntimeError("call reset() first: no episode is running")
         self.steps += 1
         name: str | None = None
+        arguments: dict[str, Any] = {}
         reward, terminated, graded = 0.0, False, None
         try:
             name, arguments = tools.call_of(action)
@@ -131,7 +132,7 @@ class SweEnv(gymnasium.Env):
                 if all(shown.get(t) for t in self._task_tests()):
                     graded = self._grade()
             elif name == "submit":
-                tools._unknown(arguments, set(), "submit")
+                tools.unknown_arguments(arguments, set(), "submit")
                 graded = self._grade()
                 text = self._submission(graded)
                 terminated = True
@@ -144,6 +145,9 @@ class SweEnv(gymnasium.Env):
             reward, terminated = (1.0 if solved else 0.0), terminated or solved
         self.done = terminated
         error = text.startswith("Error:")
+        viewed = name == "str_replace_editor" and arguments.get("command") == "view"
+        if not (error or viewed):
+            self._state = None  # the workspace may have changed
         info = {"tool": name, "error": error}
         if graded is not None:
             info["tests"] = graded
@@ -176,13 +180,14 @@ class SweEnv(gymnasium.Env):
 
     def privileged_state(self) -> dict[str, Any] | None:
         """``{"diff": git diff HEAD of the workspace, "tests": {test id: passed}}`` read from the
-        sandbox now (the graded run; computed once per step), for collection and scoring only.
-        ``None`` before ``reset`` or after ``close``."""
+        sandbox (the graded run), for collection and scoring only; read again after every step
+        but a ``view`` or a tool error, which change nothing. ``None`` before ``reset`` or after
+        ``close``."""
         if self.task is None or self.terminal.root is None:
             return None
-        if self._state is None or self._state[0] != self.steps:
-            self._state = (self.steps, {"diff": self._diff(), "tests": self._grade()})
-        return self._state[1]
+        if self._state is None:
+            self._state = {"diff": self._diff(), "tests": self._grade()}
+        return {"diff": self._state["diff"], "tests": dict(self._state["tests"])}
 
     def close(self) -> None:
         """Stop the sandbox and delete the episode root. Idempotent."""

@@ -115,7 +115,8 @@ def render_call(name: str, arguments: dict[str, Any]) -> Action:
     return Action(text=f"```json\n{body}\n```", name=name, arguments=arguments)
 
 
-def _unknown(arguments: dict[str, Any], known: set[str], tool: str) -> None:
+def unknown_arguments(arguments: dict[str, Any], known: set[str], tool: str) -> None:
+    """Raises :class:`ToolError` naming the arguments of ``tool`` not in ``known``."""
     extra = sorted(set(arguments) - known)
     if extra:
         raise ToolError(f"Error: {tool}: unknown argument(s) {', '.join(extra)}; valid: "
@@ -135,7 +136,7 @@ def bash_command(arguments: dict[str, Any]) -> str:
     Raises:
         ToolError: ``command`` is missing, not a string, empty or holds a NUL character.
     """
-    _unknown(arguments, {"command"}, "bash")
+    unknown_arguments(arguments, {"command"}, "bash")
     command = arguments.get("command")
     if not isinstance(command, str) or not command.strip() or "\x00" in command:
         raise ToolError('Error: bash needs "command", a non-empty string without NUL characters')
@@ -149,7 +150,7 @@ def editor_command(arguments: dict[str, Any]) -> str:
     Raises:
         ToolError: an unknown argument.
     """
-    _unknown(arguments, {"command", "path", "file_text", "old_str", "new_str", "insert_line",
+    unknown_arguments(arguments, {"command", "path", "file_text", "old_str", "new_str", "insert_line",
                          "view_range"}, "str_replace_editor")
     return script(EDITOR, [json.dumps(arguments, ensure_ascii=False)])
 
@@ -160,7 +161,7 @@ def tests_argument(arguments: dict[str, Any]) -> list[str]:
     Raises:
         ToolError: an unknown argument, or ``tests`` is not a list of dotted test ids.
     """
-    _unknown(arguments, {"tests"}, "run_tests")
+    unknown_arguments(arguments, {"tests"}, "run_tests")
     tests = arguments.get("tests", [])
     if not isinstance(tests, list) or not all(isinstance(t, str) and _TEST_ID.match(t)
                                               for t in tests):
