@@ -21,6 +21,9 @@ PACKAGES = Path(__file__).parents[1] / "packages"
 KERNEL_BANNED = ("torch", "typer", "click", "rich", "matplotlib")
 #: Distributions the kernel must not require (pyarrow and scipy are its optional extras).
 KERNEL_NOT_REQUIRED = {"torch", "typer", "click", "rich", "matplotlib", "scipy", "pyarrow", "numpy"}
+#: Domains built on another domain's real environment (declared, so nothing else slips in): the
+#: swe domain runs its tools in the terminal domain's sandbox.
+BUILT_ON = {"swe": ("terminal",)}
 
 
 def members() -> dict[str, tuple[Path, tuple[str, ...], tuple[str, ...]]]:
@@ -36,7 +39,8 @@ def members() -> dict[str, tuple[Path, tuple[str, ...], tuple[str, ...]]]:
     for domain in sorted((PACKAGES / "domains").iterdir()):
         if (domain / "src").is_dir():
             own = f"agentworld.domains.{domain.name}"
-            out[f"domains/{domain.name}"] = (domain / "src", ("agentworld.core", own), ())
+            base = tuple(f"agentworld.domains.{b}" for b in BUILT_ON.get(domain.name, ()))
+            out[f"domains/{domain.name}"] = (domain / "src", ("agentworld.core", own, *base), ())
     return out
 
 
@@ -109,4 +113,5 @@ def test_kernel_requires_no_cli_plot_stats_or_parquet_library() -> None:
 def test_domain_plugins_depend_on_the_kernel_alone() -> None:
     for pyproject in sorted((PACKAGES / "domains").glob("*/pyproject.toml")):
         ours = [n for n in requirement_names(pyproject) if n.startswith("agentworld")]
-        assert ours == ["agentworld-core"], f"{pyproject.relative_to(PACKAGES)}: {ours}"
+        base = [f"agentworld-domain-{b}" for b in BUILT_ON.get(pyproject.parent.name, ())]
+        assert ours == ["agentworld-core", *base], f"{pyproject.relative_to(PACKAGES)}: {ours}"

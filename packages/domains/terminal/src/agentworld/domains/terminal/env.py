@@ -211,6 +211,22 @@ class TerminalEnv(gym.Env[str, str]):
         self._transcript += [f">>> {text}", obs.text]
         return obs, 1.0 if success else 0.0, success, self._steps >= self.max_steps, info
 
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        """Run ``command`` in the episode's shell as :meth:`step` does, without counting a step,
+        checking the task or recording it in the transcript: for environments built on this
+        one (the swe domain's tools run through it). ``timeout_s``: seconds (default
+        ``limits.command_timeout_s``).
+
+        Raises:
+            RuntimeError: ``reset`` was not called.
+            ValueError: ``command`` holds a NUL character or is not valid Unicode text.
+        """
+        if self._shell is None or self.root is None:
+            raise RuntimeError("call reset() before run()")
+        result = self._shell.run(command, timeout_s)
+        self._last = result
+        return result
+
     def privileged_state(self) -> dict[str, Any] | None:
         """The state behind the last observation, for collection and scoring only (never
         shown to the agent): ``{"cwd", "exit_code", "files"}`` with ``files`` the bounded

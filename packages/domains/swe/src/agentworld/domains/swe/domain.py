@@ -1,0 +1,131 @@
+"""``SweDomain``: the swe domain as the framework sees it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentworld.core.domain_base import DomainBase
+from agentworld.core.types import Action, Episode, Observation, Task
+from agentworld.domains.swe import scorer, tools
+from agentworld.domains.swe.env import SweEnv
+from agentworld.domains.swe.policies import make_policies
+from agentworld.domains.swe.project import HOME, PROJECT
+from agentworld.domains.swe.tasks import KINDS, SweTaskSampler
+
+SYSTEM_PROMPT = f"""You simulate a software engineering environment: a git repository of a small Python library ({PROJECT}) at {HOME} in a Linux sandbox, with python3 and git and no network. Given one tool call, reply with the exact output the tool returns.
+
+Tools and their outputs:
+- bash {{"command": str}}: the command's output (stdout and stderr), nothing else.
+- str_replace_editor {{"command": "view", "path": str, "view_range"?: [start, end]}}: Here's the result of running `cat -n` on PATH: then the numbered lines; a directory: Here's the files and directories up to 2 levels deep in PATH, excluding hidden items: then the paths.
+  "create" (file_text): File created successfully at: PATH. "str_replace" (old_str, new_str) and "insert" (insert_line, new_str): The file PATH has been edited. Here's the diff of the change: then the unified diff, then Review the changes and make sure they are as expected. Edit the file again if necessary.
+  Errors: No replacement was performed, old_str `OLD` did not appear verbatim in PATH. / No replacement was performed. Multiple occurrences of old_str `OLD` in lines [N, ...]. Please ensure it is unique / The path PATH does not exist. Please provide a valid path. / Invalid `insert_line` parameter: ...
+- run_tests {{"tests"?: [test ids]}}: unittest's verbose log, one line TEST_ID ... ok|FAIL|ERROR per test, the tracebacks of failures, Ran N tests, then OK or FAILED (failures=N).
+- submit {{}}: Submitted. Diff of the workspace: the git diff, then Tests: P/N passed; the issue is resolved (or not resolved) and a FAILED line per failing test.
+A malformed call gives one line starting with Error:.
+
+Tool definitions:
+"""
+
+
+class SweDomain(DomainBase):
+    """The ``swe`` domain (:class:`agentworld.core.domain_base.DomainBase`)."""
+
+    name = "swe"
+    version = "0.1.0"
+
+    def system_prompt(self, task: Task | None) -> str:
+        """The world-model system prompt: the tools' outputs and their JSON definitions (as the
+        public AgentWorldBench swe prompt lists the agent's tools), plus, for a task, the issue
+        the agent works on."""
+        text = SYSTEM_PROMPT + json.dumps(tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
+        return f"{text}\n\nIssue given to the agent:\n{task.instruction}" if task else text
+
+    def make_env(self, **kwargs: Any) -> SweEnv:
+        """A real :class:`SweEnv` (``kwargs`` go to its constructor)."""
+        return SweEnv(**kwargs)
+
+    def tasks(self) -> SweTaskSampler:
+        """The seeded task sampler (kinds :data:`~agentworld.domains.swe.tasks.KINDS`)."""
+        return SweTaskSampler()
+
+    def policies(self) -> dict[str, Any]:
+        """Fresh ``{"scripted", "random"}`` policies (seed 0), plus ``llm`` with an endpoint."""
+        return make_policies()
+
+    def score(self, predicted: str, reference: Observation) -> float:
+        """Structural fidelity in [0, 1] (:func:`agentworld.domains.swe.scorer.score`)."""
+        return scorer.score(predicted, reference)
+
+    def action_type(self, action: Action) -> str:
+        """The tool name; for ``bash`` the command's first word (``grep``, ``git``);
+        ``invalid`` for an action that is no tool call."""
+        try:
+            name, arguments = tools.call_of(action)
+        except tools.ToolError:
+            return "invalid"
+        command = arguments.get("command")
+        if name == "bash" and isinstance(command, str) and command.split():
+            return command.split()[0][:32]
+        return name
+
+    def command_families(self, action: Action) -> set[str]:
+        """The tool, plus ``bash:WORD`` or ``str_replace_editor:COMMAND``."""
+        try:
+            name, arguments = tools.call_of(action)
+        except tools.ToolError:
+            return {"invalid"}
+        command = arguments.get("command")
+        out = {name}
+        if name == "bash" and isinstance(command, str) and command.split():
+            out.add(f"bash:{command.split()[0][:32]}")
+        if name == "str_replace_editor" and isinstance(command, str):
+            out.add(f"str_replace_editor:{command}")
+        return out
+
+    def consistency_turns(self, episode: Episode) -> list[int]:
+        """Steps whose real observation depends on the episode's own edits: a ``view`` of a
+        file edited earlier (``create``, ``str_replace``, ``insert``), and a ``run_tests`` or
+        ``submit`` after any edit."""
+        out, edited = [], set()
+        for i, step in enumerate(episode.steps):
+            try:
+                name, arguments = tools.call_of(step.action)
+            except tools.ToolError:
+                continue
+            path, command = arguments.get("path"), arguments.get("command")
+            if name == "str_replace_editor" and command == "view" and path in edited:
+                out.append(i)
+            elif name in ("run_tests", "submit") and edited:
+                out.append(i)
+            if (name == "str_replace_editor" and command in ("create", "str_replace", "insert")
+                    and isinstance(path, str) and not step.observation.text.startswith(
+                        ("No replacement", "Invalid", "The path", "File already", "Parameter",
+                         "Unrecognized", "Error"))):
+                edited.add(path)
+        return out
+
+    def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
+        """Tool errors follow from the call alone."""
+        return self.action_type(action) == "invalid"
+
+    def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
+        """``(1.0, True)`` after a resolved submission, ``(0.0, True)`` after another, else
+        ``None``."""
+        if not observation.startswith("Submitted."):
+            return None
+        return (1.0, True) if "; the issue is resolved." in observation else (0.0, True)
+
+    def initial_observation(self, task: Task | None) -> str:
+        """The reset observation: the task's issue text (``""`` without a task)."""
+        return task.instruction if task else ""
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "environment": f"real: a git repository of {PROJECT} (a small Python library with a "
+                           "unittest suite) in the terminal domain's sandbox",
+            "bugs": "injected by mutation as SWE-smith does (Yang et al. 2025)",
+            "tools": ", ".join(tools.TOOLS) + " (SWE-agent's str_replace_editor)",
+            "task kinds": ", ".join(KINDS),
+            "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
+        }

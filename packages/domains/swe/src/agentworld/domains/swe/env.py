@@ -1,0 +1,201 @@
+"""``SweEnv``: the real swe environment (Gymnasium API, ``agentworld/swe-v0``).
+
+Each episode is a fresh git repository of the task's buggy ``textkit`` in the episode root of
+the terminal domain's sandbox (:class:`agentworld.domains.terminal.env.TerminalEnv`: bash as an
+unprivileged user with ``/home/agent`` as home and repository root, no network, resource and
+time limits, no process left after a command). Every tool runs there: ``bash`` as typed,
+``str_replace_editor`` and the test runner as ``python3`` scripts
+(:mod:`agentworld.domains.swe.tools`). ``reset`` shows the issue text; ``step`` returns the
+tool's output. A malformed call is an ``Error: ...`` observation (reward 0, the episode goes
+on), never an exception.
+
+Reward: 1.0 and ``terminated`` when every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test of the task
+passes on the workspace's code with the task's own test files
+(:func:`~agentworld.domains.swe.tools.grading_command`), checked after ``submit`` (which ends
+the episode either way, 0.0 when a test fails) and after a ``run_tests`` whose log shows the
+task's tests passing.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import gymnasium
+from gymnasium import spaces
+
+from agentworld.core.types import Action, ObservationText, Task
+from agentworld.domains.swe import testlog, tools
+from agentworld.domains.swe.project import HOME
+from agentworld.domains.swe.tasks import SweTaskSampler, repo_files
+from agentworld.domains.terminal.env import TerminalEnv
+from agentworld.domains.terminal.limits import Limits
+
+ACTION_MAX_LENGTH = 65536
+OBSERVATION_MAX_LENGTH = 70000
+_CHARSET = frozenset(chr(c) for c in range(32, 0x2FFF)) | {"\n", "\t"}
+#: Fixed author and dates of the task commit, so its hash and ``git log`` are reproducible.
+GIT_ENV = ("GIT_AUTHOR_NAME=textkit GIT_AUTHOR_EMAIL=dev@textkit.invalid "
+           "GIT_COMMITTER_NAME=textkit GIT_COMMITTER_EMAIL=dev@textkit.invalid "
+           "GIT_AUTHOR_DATE='2024-01-01T00:00:00Z' GIT_COMMITTER_DATE='2024-01-01T00:00:00Z'")
+INIT = ("export PAGER=cat GIT_PAGER=cat MANPAGER=cat PYTHONDONTWRITEBYTECODE=1 && "
+        f"git -c init.defaultBranch=main init -q && git add -A && {GIT_ENV} "
+        "git commit -q -m 'textkit 1.0.0'")
+
+
+def default_limits() -> Limits:
+    """The terminal's limits with a 30 s command timeout and 64 KiB of output per call."""
+    return Limits(command_timeout_s=30.0, output_bytes=64 << 10)
+
+
+class SweEnv(gymnasium.Env):
+    """A real repository workspace with SWE-agent's tools, sandboxed.
+
+    Args:
+        tasks: Sampler drawing a task at each ``reset`` without one (default
+            :class:`SweTaskSampler`).
+        max_steps: Steps after which ``step`` reports ``truncated=True``.
+        limits: Sandbox limits (default :func:`default_limits`).
+        sandbox: Sandbox kind (default: the detected one).
+
+    Spaces: ``action_space`` is ``spaces.Text`` of one JSON tool call (up to 65,536
+    characters); ``observation_space`` ``spaces.Text`` up to 70,000 characters.
+
+    Raises:
+        RuntimeError: (from ``reset``) no sandbox works here.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, tasks: SweTaskSampler | None = None, max_steps: int = 30,
+                 limits: Limits | None = None, sandbox: str | None = None) -> None:
+        self.tasks = tasks or SweTaskSampler()
+        self.max_steps = max_steps
+        self.terminal = TerminalEnv(limits=limits or default_limits(), sandbox=sandbox)
+        self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
+        self.observation_space = spaces.Text(OBSERVATION_MAX_LENGTH, min_length=0, charset=_CHARSET)
+        self.task: Task | None = None
+        self.done = False
+        self.steps = 0
+        self._state: dict[str, Any] | None = None  # privileged state, None: to read again
+        self._graded: tuple[int, dict[str, bool]] | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[ObservationText, dict[str, Any]]:
+        """Start an episode: the task's buggy repository, committed, in a fresh sandbox.
+        ``options={"task": Task}`` (or its dict) sets the task; without one a task is drawn.
+        Returns the issue text and ``info = {"task_id", "sandbox"}``.
+
+        Raises:
+            ValueError: the task's mutation does not fit the project.
+            RuntimeError: no sandbox works here, or the repository cannot be committed.
+        """
+        super().reset(seed=seed)
+        task = (options or {}).get("task")
+        if task is None:
+            task = self.tasks.sample(1, seed=int(self.np_random.integers(2**31)))[0]
+        self.task = task if isinstance(task, Task) else Task.model_validate(task)
+        files = repo_files(self.task.setup.get("mutation"))
+        setup = Task(id=self.task.id, domain="terminal", instruction="", setup={"files": files})
+        _, info = self.terminal.reset(options={"task": setup})
+        result = self.terminal.run(INIT)
+        if result.exit_code != 0:
+            self.terminal.close()
+            raise RuntimeError(f"git could not commit the task repository: {result.output.strip()}")
+        self.done, self.steps, self._state, self._graded = False, 0, None, None
+        observation = ObservationText(self.task.instruction, {"tool": None, "error": False})
+        return observation, {"task_id": self.task.id, "sandbox": info["sandbox"]}
+
+    def step(self, action: Action | str) -> tuple[ObservationText, float, bool, bool, dict[str, Any]]:
+        """Run one tool call; ``(observation, reward, terminated, truncated, info)`` with
+        ``info["tool"]`` (``None`` when unparsed), ``info["error"]`` and, after a graded
+        call, ``info["tests"]`` (``{test id: passed}``).
+
+        Raises:
+            RuntimeError: the episode has not been reset, or has ended.
+        """
+        if self.task is None or self.done:
+            raise RuntimeError("call reset() first: no episode is running")
+        self.steps += 1
+        name: str | None = None
+        arguments: dict[str, Any] = {}
+        reward, terminated, graded = 0.0, False, None
+        try:
+            name, arguments = tools.call_of(action)
+            if name == "bash":
+                text = self.terminal.run(tools.bash_command(arguments)).output
+            elif name == "str_replace_editor":
+                text = self.terminal.run(tools.editor_command(arguments)).output.rstrip("\n")
+            elif name == "run_tests":
+                text = self.terminal.run(tools.tests_command(tools.tests_argument(arguments))).output
+                shown = testlog.outcomes(text)
+                if all(shown.get(t) for t in self._task_tests()):
+                    graded = self._grade()
+            elif name == "submit":
+                tools.unknown_arguments(arguments, set(), "submit")
+                graded = self._grade()
+                text = self._submission(graded)
+                terminated = True
+            else:
+                raise tools.ToolError(f"Error: unknown tool {name!r}; valid: {', '.join(tools.TOOLS)}")
+        except tools.ToolError as error:
+            text = str(error)
+        if graded is not None:
+            solved = all(graded.get(t) for t in self._task_tests())
+            reward, terminated = (1.0 if solved else 0.0), terminated or solved
+        self.done = terminated
+        error = text.startswith("Error:")
+        viewed = name == "str_replace_editor" and arguments.get("command") == "view"
+        if not (error or viewed):
+            self._state = None  # the workspace may have changed
+        info = {"tool": name, "error": error}
+        if graded is not None:
+            info["tests"] = graded
+        return (ObservationText(text, {"tool": name, "error": error}), reward, terminated,
+                not terminated and self.steps >= self.max_steps, info)
+
+    def _task_tests(self) -> list[str]:
+        check = self.task.check if self.task else {}
+        return [*check.get("fail_to_pass", []), *check.get("pass_to_pass", [])]
+
+    def _grade(self) -> dict[str, bool]:
+        """``{test id: passed}`` of the graded run (cached for this step)."""
+        if self._graded is None or self._graded[0] != self.steps:
+            outcome = testlog.outcomes(self.terminal.run(tools.grading_command()).output)
+            self._graded = (self.steps, outcome)
+        return self._graded[1]
+
+    def _diff(self) -> str:
+        return self.terminal.run(f"git --no-pager -C {shlex.quote(HOME)} diff HEAD").output
+
+    def _submission(self, graded: dict[str, bool]) -> str:
+        wanted = self._task_tests()
+        passed = sum(bool(graded.get(t)) for t in wanted)
+        verdict = "resolved" if passed == len(wanted) else "not resolved"
+        failing = [t for t in wanted if not graded.get(t)]
+        lines = [f"Submitted. Diff of the workspace:\n{self._diff().rstrip()}", "",
+                 f"Tests: {passed}/{len(wanted)} passed; the issue is {verdict}."]
+        lines += [f"FAILED {t}" for t in failing]
+        return "\n".join(lines)
+
+    def privileged_state(self) -> dict[str, Any] | None:
+        """``{"diff": git diff HEAD of the workspace, "tests": {test id: passed}}`` read from the
+        sandbox (the graded run), for collection and scoring only; read again after every step
+        but a ``view`` or a tool error, which change nothing. ``None`` before ``reset`` or after
+        ``close``."""
+        if self.task is None or self.terminal.root is None:
+            return None
+        if self._state is None:
+            self._state = {"diff": self._diff(), "tests": self._grade()}
+        return {"diff": self._state["diff"], "tests": dict(self._state["tests"])}
+
+    def close(self) -> None:
+        """Stop the sandbox and delete the episode root. Idempotent."""
+        self.terminal.close()
+        self.task = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass

@@ -1,0 +1,164 @@
+"""Collection policies of the swe domain: ``scripted`` (an expert), ``random`` and, when an
+endpoint is configured, the shared ``llm`` policy (:mod:`agentworld.core.llm_policy`).
+
+* :class:`ScriptedExpert` localises as a developer would: runs the tests, greps for the
+  function the mutation is in, views it, reverts the mutation with one ``str_replace``
+  (:func:`~agentworld.domains.swe.mutations.fix_edit`), runs the tests again (the environment
+  ends the episode with reward 1.0 once they pass) and otherwise submits.
+* :class:`RandomPolicy` makes 4-12 plausible calls of every tool (shell commands, views,
+  edits that mostly fail the uniqueness rule, test runs), some malformed, and submits half
+  the time.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from collections.abc import Sequence
+
+from agentworld.core.domain_base import PolicyBase
+from agentworld.core.llm_policy import TOOL_AGENT_PROMPT, LLMPolicy, endpoint
+from agentworld.core.types import Action, Observation, Task
+from agentworld.domains.swe.mutations import Mutation, fix_edit
+from agentworld.domains.swe.project import HOME, MODULES, project_files
+from agentworld.domains.swe.tasks import repo_files
+from agentworld.domains.swe.tools import render_call
+
+
+def enclosing_function(source: str, line: int) -> tuple[str, int, int] | None:
+    """``(name, first line, last line)`` of the innermost function of ``source`` holding
+    ``line`` (1-based), else ``None``."""
+    best = None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.lineno <= line <= node.end_lineno:
+            if best is None or node.lineno >= best[1]:
+                best = (node.name, node.lineno, node.end_lineno)
+    return best
+
+
+class ScriptedExpert(PolicyBase):
+    """The expert (``name = "scripted"``); solves every task of
+    :class:`~agentworld.domains.swe.tasks.SweTaskSampler`.
+
+    Args:
+        seed: Seed of its choices (grep or view first); ``reset(seed)`` re-seeds.
+    """
+
+    name = "scripted"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.reset(seed)
+
+    def reset(self, seed: int | None) -> None:
+        """Start an episode with ``random.Random(seed)``."""
+        self.rng = random.Random(seed)
+        self.plan: list[Action] | None = None
+
+    def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
+        """The next tool call, or ``None`` once it has submitted (or has no task)."""
+        if task is None:
+            return None
+        if self.plan is None:
+            self.plan = self._plan(task)
+        return self.plan.pop(0) if self.plan else None
+
+    def _plan(self, task: Task) -> list[Action]:
+        mutation = Mutation(**task.setup["mutation"])
+        buggy = repo_files(mutation)[mutation.file]
+        clean = project_files()[mutation.file]
+        path = f"{HOME}/{mutation.file}"
+        found = enclosing_function(clean, mutation.line)
+        name, first, last = found or ("", 1, -1)
+        if mutation.mutated is None and last > 0:
+            last -= 1  # the buggy file lacks the deleted line
+        old, new = fix_edit(buggy, mutation)
+        look = [render_call("bash", {"command": f"grep -n 'def {name}' -r textkit"})] if name else []
+        if self.rng.random() < 0.5:
+            look.append(render_call("str_replace_editor", {"command": "view", "path": HOME}))
+        return [render_call("run_tests", {}), *look,
+                render_call("str_replace_editor", {"command": "view", "path": path,
+                                                   "view_range": [first, last]}),
+                render_call("str_replace_editor", {"command": "str_replace", "path": path,
+                                                   "old_str": old, "new_str": new}),
+                render_call("run_tests", {}), render_call("submit", {})]
+
+
+class RandomPolicy(PolicyBase):
+    """Random plausible tool calls (``name = "random"``), 4-12 per episode.
+
+    Args:
+        seed: Seed of its choices; ``reset(seed)`` re-seeds.
+    """
+
+    name = "random"
+    COMMANDS = ("ls", "ls -la textkit", "git status", "git diff", "git log --oneline",
+                "cat README.md", "grep -n return textkit/stats.py", "wc -l textkit/*.py",
+                "python3 -c 'import textkit; print(textkit.__version__)'", "pwd", "cd textkit",
+                "cd ~", "find . -name '*.py' -not -path './.git/*' | sort", "head -n 20 tests/test_text.py",
+                "grep -rn 'def ' textkit | head", "python3 -m unittest tests.test_dates 2>&1 | tail -3")
+    WORDS = ("return", "values", "text", "year", "if", "def", "len(", "0", "1", "+ 1")
+
+    def __init__(self, seed: int = 0) -> None:
+        self.reset(seed)
+
+    def reset(self, seed: int | None) -> None:
+        """Start an episode with ``random.Random(seed)``."""
+        self.rng = random.Random(seed)
+        self.length = self.rng.randint(4, 12)
+
+    def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
+        """A random call; ``None`` after the episode's drawn length."""
+        steps = sum(isinstance(item, Action) for item in history)
+        if steps >= self.length:
+            return None
+        rng = self.rng
+        path = f"{HOME}/{rng.choice([*MODULES, 'tests/test_stats.py', 'README.md', 'nope.py'])}"
+        if steps == self.length - 1 and rng.random() < 0.5:
+            return render_call("submit", {})
+        roll = rng.random()
+        if roll < 0.3:
+            return render_call("bash", {"command": rng.choice(self.COMMANDS)})
+        if roll < 0.5:
+            start = rng.randint(1, 30)
+            extra = {"view_range": [start, start + rng.randint(0, 15)]} if rng.random() < 0.5 else {}
+            return render_call("str_replace_editor", {"command": "view", "path": path, **extra})
+        if roll < 0.65:
+            word = rng.choice(self.WORDS)
+            return render_call("str_replace_editor", {"command": "str_replace", "path": path,
+                                                      "old_str": word, "new_str": word + " "})
+        if roll < 0.72:
+            return render_call("str_replace_editor", {"command": "insert", "path": path,
+                                                      "insert_line": rng.randint(0, 80),
+                                                      "new_str": "# note"})
+        if roll < 0.78:
+            return render_call("str_replace_editor", {"command": "create",
+                                                      "path": f"{HOME}/scratch_{steps}.py",
+                                                      "file_text": "print('hello')\n"})
+        if roll < 0.9:
+            return render_call("run_tests", {})
+        bad = rng.choice(['{"name": "bash", "arguments": {"cmd": "ls"}}',
+                          '{"name": "edit", "arguments": {}}', "run the tests please",
+                          '{"name": "str_replace_editor", "arguments": {"command": "delete", '
+                          f'"path": "{path}"}}}}',
+                          '{"name": "str_replace_editor", "arguments": {"command": "view", '
+                          '"path": "textkit/stats.py"}}'])
+        return Action(text=bad)
+
+
+SWE_AGENT_PROMPT = (
+    TOOL_AGENT_PROMPT
+    + "\nThe repository is /home/agent. Tools: bash {command}, str_replace_editor {command: "
+    "view|create|str_replace|insert, path (absolute), file_text?, old_str?, new_str?, "
+    "insert_line?, view_range?}, run_tests {tests?}, submit {}. Fix the bug, run the tests, "
+    "then submit."
+)
+
+
+def make_policies(seed: int = 0) -> dict[str, PolicyBase]:
+    """Fresh policies by name: ``{"scripted": ScriptedExpert, "random": RandomPolicy}``, plus
+    the shared ``llm`` (:class:`agentworld.core.llm_policy.LLMPolicy`) when an endpoint is
+    configured (:func:`agentworld.core.llm_policy.endpoint`)."""
+    out: dict[str, PolicyBase] = {"scripted": ScriptedExpert(seed), "random": RandomPolicy(seed)}
+    if endpoint() is not None:
+        out["llm"] = LLMPolicy(SWE_AGENT_PROMPT, seed=seed, max_tokens=1024, max_steps=30)
+    return out

@@ -1,0 +1,3 @@
+"""textkit: small text, statistics and date helpers."""
+
+__version__ = "1.0.0"

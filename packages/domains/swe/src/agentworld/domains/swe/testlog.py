@@ -1,0 +1,37 @@
+"""Reading the test log of :data:`agentworld.domains.swe.project.RUNNER` (unittest's verbose
+format: ``TEST_ID ... ok|FAIL|ERROR|skipped ...`` lines, then failure blocks headed
+``FAIL: TEST_ID`` / ``ERROR: TEST_ID``)."""
+
+from __future__ import annotations
+
+import re
+
+_RESULT = re.compile(r"^(\S+) \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$",
+                     re.MULTILINE)
+_BLOCK = re.compile(r"^={20,}\n(FAIL|ERROR): (\S+)\n-{20,}\n(.*?)(?=^={20,}$|^-{20,}$|\Z)",
+                    re.MULTILINE | re.DOTALL)
+SEPARATOR = "-" * 70
+
+
+def outcomes(log: str) -> dict[str, bool]:
+    """``{test id: passed}`` of each test line of ``log`` (``ok``, skipped and expected
+    failures count as passed)."""
+    return {name: not word.startswith(("FAIL", "ERROR", "unexpected")) for name, word
+            in _RESULT.findall(log)}
+
+
+def errors(log: str) -> dict[str, str]:
+    """``{test id: the exception line of its traceback}`` (``AssertionError: 3 != 2.5``: the
+    first unindented line after the frames) of each failure block of ``log``."""
+    out = {}
+    for _, name, body in _BLOCK.findall(log):
+        lines = [line for line in body.strip().splitlines()
+                 if line.strip() and not line[0].isspace() and not line.startswith("Traceback")]
+        out[name] = lines[0] if lines else ""
+    return out
+
+
+def summary(log: str) -> str:
+    """The log's closing lines from ``Ran N tests`` (``Ran 32 tests`` / ``OK``), or ``""``."""
+    at = log.rfind("\nRan ")
+    return log[at + 1:].strip() if at >= 0 else ""

@@ -1,0 +1,185 @@
+"""The tools of the swe environment and the sandbox commands behind them.
+
+Tools (names and arguments as SWE-agent's default tool bundle, Yang et al. 2024, "SWE-agent:
+Agent-Computer Interfaces Enable Automated Software Engineering"; ``str_replace_editor`` as its
+``tools/edit_anthropic``):
+
+* ``bash`` ``{"command": str}``: the command's output (stdout and stderr).
+* ``str_replace_editor`` ``{"command": "view"|"create"|"str_replace"|"insert", "path": str,
+  ...}``: see :data:`agentworld.domains.swe.project.EDITOR`.
+* ``run_tests`` ``{}`` or ``{"tests": [test ids]}``: the repository's unittest log.
+* ``submit`` ``{}``: ends the episode; the observation is the diff and the grading result.
+
+Every malformed call is an observation starting ``Error:`` (:class:`ToolError`); nothing here
+raises on agent input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import shlex
+from typing import Any
+
+from agentworld.core.types import Action
+from agentworld.domains.swe.project import EDITOR, RUNNER
+
+TOOLS = ("bash", "str_replace_editor", "run_tests", "submit")
+EDITOR_COMMANDS = ("view", "create", "str_replace", "insert")
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+_TOOL_CALL = re.compile(r"</?tool_call>")
+_TEST_ID = re.compile(r"^[A-Za-z_][\w.]*$")
+
+TOOL_DEFINITIONS: list[dict[str, Any]] = [
+    {"name": "bash", "description": "Run a bash command in the repository's sandbox (no "
+     "network) and return its output. The repository is /home/agent.",
+     "parameters": {"type": "object", "properties": {
+         "command": {"type": "string", "description": "The bash command to run."}},
+         "required": ["command"]}},
+    {"name": "str_replace_editor", "description": "Custom editing tool for viewing, creating "
+     "and editing files. `view` shows a file with line numbers (`cat -n`) or lists a directory "
+     "2 levels deep; `create` cannot overwrite a file; `str_replace` replaces `old_str`, which "
+     "must occur exactly once, with `new_str`; `insert` puts `new_str` after line "
+     "`insert_line`. Edits answer with the unified diff of the change.",
+     "parameters": {"type": "object", "properties": {
+         "command": {"type": "string", "enum": list(EDITOR_COMMANDS)},
+         "path": {"type": "string", "description": "Absolute path of a file or directory."},
+         "file_text": {"type": "string", "description": "Content of the file to create."},
+         "old_str": {"type": "string", "description": "Text to replace (exactly once)."},
+         "new_str": {"type": "string", "description": "Replacement or inserted text."},
+         "insert_line": {"type": "integer", "description": "Insert after this line (0: top)."},
+         "view_range": {"type": "array", "items": {"type": "integer"},
+                        "description": "[start, end] lines to view; end -1: to the end."}},
+         "required": ["command", "path"]}},
+    {"name": "run_tests", "description": "Run the repository's test suite (python3 -m "
+     "unittest, verbose) or the given test ids, and return the test log.",
+     "parameters": {"type": "object", "properties": {
+         "tests": {"type": "array", "items": {"type": "string"},
+                   "description": "Test ids such as tests.test_stats.MeanTests.test_mean."}}}},
+    {"name": "submit", "description": "Submit the current state of the repository as the fix; "
+     "ends the episode and shows the diff and the test result.",
+     "parameters": {"type": "object", "properties": {}}},
+]
+
+
+class ToolError(ValueError):
+    """A malformed tool call; its message is the tool's error observation (one line)."""
+
+
+def parse_call(text: str) -> tuple[str, dict[str, Any]]:
+    """``(name, arguments)`` of a JSON tool call ``{"name": ..., "arguments": {...}}`` (also
+    inside a ```` ```json ```` fence or ``<tool_call>`` tags; ``arguments`` may be a JSON
+    string).
+
+    Raises:
+        ToolError: invalid JSON, no string ``name`` or non-object ``arguments``.
+    """
+    body = _FENCE.sub("", _TOOL_CALL.sub("", text).strip()).strip()
+    try:
+        call = json.loads(body)
+    except json.JSONDecodeError as error:
+        raise ToolError(f"Error: the action is not a JSON tool call ({error.msg} at character "
+                        f'{error.pos}); expected {{"name": ..., "arguments": {{...}}}}') from None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        raise ToolError('Error: a tool call needs a string "name" and an "arguments" object')
+    arguments = call.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            raise ToolError('Error: "arguments" is a string that is not JSON') from None
+    if not isinstance(arguments, dict):
+        raise ToolError('Error: "arguments" must be a JSON object')
+    return call["name"], arguments
+
+
+def call_of(action: Action | str) -> tuple[str, dict[str, Any]]:
+    """``(tool, arguments)`` of an action: its ``name`` and ``arguments`` when set, else its
+    text parsed as a JSON tool call (:func:`parse_call`).
+
+    Raises:
+        ToolError: the text is not a tool call, or ``arguments`` is not an object.
+    """
+    if isinstance(action, Action) and action.name:
+        if action.arguments is not None and not isinstance(action.arguments, dict):
+            raise ToolError('Error: "arguments" must be a JSON object')
+        return action.name, dict(action.arguments or {})
+    return parse_call(action.text if isinstance(action, Action) else str(action))
+
+
+def render_call(name: str, arguments: dict[str, Any]) -> Action:
+    """An :class:`Action` for a tool call, its text the AgentWorldBench action form: a
+    ```` ```json ```` fence around ``{"name": ..., "arguments": {...}}`` indented by 2."""
+    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False, indent=2)
+    return Action(text=f"```json\n{body}\n```", name=name, arguments=arguments)
+
+
+def unknown_arguments(arguments: dict[str, Any], known: set[str], tool: str) -> None:
+    """Raises :class:`ToolError` naming the arguments of ``tool`` not in ``known``."""
+    extra = sorted(set(arguments) - known)
+    if extra:
+        raise ToolError(f"Error: {tool}: unknown argument(s) {', '.join(extra)}; valid: "
+                        f"{', '.join(sorted(known))}")
+
+
+def script(source: str, args: list[str]) -> str:
+    """A shell command running ``source`` with ``python3 -`` (read from a here-document with
+    a random delimiter) and ``args``."""
+    token = f"AW_{secrets.token_hex(6)}"
+    return f"python3 - {' '.join(shlex.quote(a) for a in args)} <<'{token}'\n{source}\n{token}"
+
+
+def bash_command(arguments: dict[str, Any]) -> str:
+    """The command line of a ``bash`` call.
+
+    Raises:
+        ToolError: ``command`` is missing, not a string, empty or holds a NUL character.
+    """
+    unknown_arguments(arguments, {"command"}, "bash")
+    command = arguments.get("command")
+    if not isinstance(command, str) or not command.strip() or "\x00" in command:
+        raise ToolError('Error: bash needs "command", a non-empty string without NUL characters')
+    return command
+
+
+def editor_command(arguments: dict[str, Any]) -> str:
+    """The sandbox command of a ``str_replace_editor`` call (the editor script checks the
+    arguments' values and answers with SWE-agent's messages).
+
+    Raises:
+        ToolError: an unknown argument.
+    """
+    unknown_arguments(arguments, {"command", "path", "file_text", "old_str", "new_str", "insert_line",
+                         "view_range"}, "str_replace_editor")
+    return script(EDITOR, [json.dumps(arguments, ensure_ascii=False)])
+
+
+def tests_argument(arguments: dict[str, Any]) -> list[str]:
+    """The test ids of a ``run_tests`` call (``[]``: the whole suite).
+
+    Raises:
+        ToolError: an unknown argument, or ``tests`` is not a list of dotted test ids.
+    """
+    unknown_arguments(arguments, {"tests"}, "run_tests")
+    tests = arguments.get("tests", [])
+    if not isinstance(tests, list) or not all(isinstance(t, str) and _TEST_ID.match(t)
+                                              for t in tests):
+        raise ToolError('Error: run_tests: "tests" must be a list of test ids such as '
+                        "tests.test_stats.MeanTests.test_mean")
+    return tests
+
+
+def tests_command(tests: list[str]) -> str:
+    """Run the workspace's suite (or ``tests``) in the repository root, in a subshell (the
+    agent's directory is kept)."""
+    return f"(cd ~ && {script(RUNNER, tests)}\n)"
+
+
+def grading_command() -> str:
+    """Run the whole suite as the task's tests were: a private copy of the workspace in
+    ``/tmp`` with ``tests/`` taken from the task's commit (``git archive HEAD tests``), so the
+    agent's edits to the tests do not count; the copy is deleted after."""
+    return ('(d=$(mktemp -d) && cp -a ~/. "$d"/ && rm -rf "$d/tests" "$d/.git" && '
+            f'git -C ~ archive HEAD tests | tar -x -C "$d" && cd "$d" && {script(RUNNER, [])}\n'
+            'cd / && rm -rf "$d")')
