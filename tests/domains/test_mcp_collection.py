@@ -49,7 +49,8 @@ def test_domain_replaces_the_data_only_stand_in():
     assert isinstance(domain, McpDomain)
     task = McpTaskSampler(kinds=("lookup",), servers=("notes",)).sample(1, seed=0)[0]
     prompt = domain.system_prompt(task)
-    tools = json.loads(prompt.split("Available tools:\n", 1)[1].split("\n\nBefore", 1)[0])
+    listed = prompt.split("Available tools:\n<tools>\n", 1)[1].split("\n</tools>", 1)[0]
+    tools = [json.loads(line) for line in listed.splitlines()]  # one compact object a line
     assert [t["name"] for t in tools] == ["create_note", "read_note", "update_note",
                                           "delete_note", "list_notes", "search_notes"]
     assert tools[0]["inputSchema"]["required"] == ["title", "body"]

@@ -77,7 +77,7 @@ def test_third_party_server_as_a_task_option(time_server):
     task = Task(id="time-0", domain="mcp", instruction="What time is it in Tokyo?",
                 kind="free", setup={"server": time_server})
     prompt = domain.system_prompt(task)
-    assert '"name": "convert_time"' in prompt and '"source_timezone"' in prompt
+    assert '"name":"convert_time"' in prompt and '"source_timezone"' in prompt
     env = domain.make_env()
     try:
         obs, info = env.reset(options={"task": task})
