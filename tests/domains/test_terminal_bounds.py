@@ -78,3 +78,13 @@ def test_a_sandbox_without_a_memory_cgroup_is_refused_unless_accepted(monkeypatc
         assert run(env, "echo ok") == "ok\nuser@sandbox:~$ "
     finally:
         env.close()
+
+
+@needs_disk
+def test_mountinfo_shows_no_host_path(env):
+    """The episode root and the identity files are file systems of their own, so the sandbox's
+    mount table names no host directory (before: the session directory, with the driver's pid)."""
+    text = run(env, "grep -c -e agentworld-run -e /tmp/ -e /work /proc/self/mountinfo; cat /etc/hostname")
+    assert text == "0\nsandbox\nuser@sandbox:~$ ", text
+    long_action = "x=" + "a" * 5000 + "; echo ${#x}"  # passed through the identity tmpfs
+    assert run(env, long_action) == "5000\nuser@sandbox:~$ "

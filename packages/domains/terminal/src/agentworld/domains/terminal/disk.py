@@ -129,6 +129,19 @@ def mount_root(target: Path, image_dir: Path, size_bytes: int, inodes: int) -> M
     return mounted
 
 
+def mount_tmpfs(target: Path, size_bytes: int) -> None:
+    """Mount a private tmpfs of ``size_bytes`` over the empty directory ``target``
+    (``nosuid,nodev``, mode 0700): the sandbox's identity files then sit at the root of a file
+    system of their own, so ``/proc/self/mountinfo`` inside the sandbox shows ``/passwd``, not
+    the host path of the session directory.
+
+    Raises:
+        OSError: the mount failed (the message says why).
+    """
+    _run(["mount", "-t", "tmpfs", "-o", f"size={size_bytes},mode=0700,nosuid,nodev",
+          "tmpfs", str(target)])  # fmt: skip
+
+
 def unmount(target: Path | str) -> None:
     """``umount -l`` ``target``; errors (not mounted) are ignored."""
     with contextlib.suppress(OSError):

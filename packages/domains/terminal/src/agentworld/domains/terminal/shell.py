@@ -45,7 +45,7 @@ from pathlib import Path
 
 import pexpect
 from agentworld.domains.terminal.cgroup import SandboxCgroup, cgroup_support, make_cgroup
-from agentworld.domains.terminal.disk import require
+from agentworld.domains.terminal.disk import disk_support, mount_tmpfs, require, unmount
 from agentworld.domains.terminal.hostfiles import write_file
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
@@ -69,6 +69,7 @@ INTERRUPT_EVERY_S = 1.0
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
+IDENTITY_TMPFS_BYTES = 1 << 20  # the identity files and long actions (ACTION_FILE)
 READ_POLL_S = 0.0002  # seconds between looks at a shell that printed its prompt but is not reading
 _READ_NR = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)  # read(2), as /proc shows
 LINE_MAX = 4000  # bytes of one typed line; longer lines are passed through a file
@@ -95,6 +96,9 @@ class Shell:
         self.kind = sandbox or detect_sandbox()
         self.uid = sandbox_uid()
         self._meta = Path(tempfile.mkdtemp(prefix="agentworld-id-", dir=session_dir()))
+        self._meta_mounted = disk_support() is None  # root with mounts: a tmpfs of its own
+        if self._meta_mounted:
+            mount_tmpfs(self._meta, IDENTITY_TMPFS_BYTES)
         write_identity(self._meta, self.uid, inside_uid(self.kind))
         self._child: pexpect.spawn | None = None
         self._token = b""
@@ -218,6 +222,9 @@ class Shell:
     def close(self) -> None:
         """Kill the sandbox and delete its identity files. Idempotent."""
         self._kill()
+        if self._meta_mounted:
+            unmount(self._meta)
+            self._meta_mounted = False
         shutil.rmtree(self._meta, ignore_errors=True)
 
     def _typed(self, command: str) -> str:
