@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
+from agentworld.core.toolcalls import call_of
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.search import tools
 from agentworld.domains.search.engine import load_engine
@@ -24,20 +25,6 @@ from agentworld.domains.search.tasks import SearchTaskSampler, is_correct
 ACTION_MAX_LENGTH = 8192
 OBSERVATION_MAX_LENGTH = 200_000
 _CHARSET = frozenset(chr(c) for c in range(32, 0x2FFF)) | {"\n", "\t"}
-
-
-def call_of(action: Action | str) -> tuple[str, dict[str, Any]]:
-    """``(tool, arguments)`` of an action: its ``name`` and ``arguments`` when set, else its
-    text parsed as a JSON tool call (:func:`~agentworld.domains.search.tools.parse_call`).
-
-    Raises:
-        tools.ToolError: the text is not a tool call, or ``arguments`` is not an object.
-    """
-    if isinstance(action, Action) and action.name:
-        if action.arguments is not None and not isinstance(action.arguments, dict):
-            raise tools.ToolError('Error: "arguments" must be a JSON object')
-        return action.name, dict(action.arguments or {})
-    return tools.parse_call(action.text if isinstance(action, Action) else str(action))
 
 
 def render_call(name: str, arguments: dict[str, Any]) -> Action:

@@ -23,14 +23,13 @@ import json
 import re
 from typing import Any
 
+from agentworld.core.toolcalls import ToolCallError
 from agentworld.domains.search.engine import Engine, snippet
 
 TOOLS = ("web_search", "web_extractor", "dict_memory", "answer")
 MEMORY_OPS = ("add", "update", "retrieve", "retrieve_all", "remove", "remove_all")
 MEMORY_ALIASES = {"set": "add", "get": "retrieve", "list": "retrieve_all", "delete": "remove"}
 MAX_QUERIES = 5
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-_TOOL_CALL = re.compile(r"</?tool_call>")
 _WORD = re.compile(r"\w\w+")
 _STOP = frozenset("the of and for what which who when where how is are was were in on to a an "
                   "with from by its this that".split())
@@ -61,36 +60,7 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
 ]
 
 
-class ToolError(ValueError):
-    """A malformed tool call; its message is the tool's error observation (one line)."""
-
-
-def parse_call(text: str) -> tuple[str, dict[str, Any]]:
-    """``(name, arguments)`` of a JSON tool call ``{"name": ..., "arguments": {...}}`` (also
-    inside a ```` ```json ```` fence or ``<tool_call>`` tags; ``arguments`` may be a JSON
-    string).
-
-    Raises:
-        ToolError: invalid JSON, no string ``name`` or non-object ``arguments``.
-    """
-    body = _FENCE.sub("", _TOOL_CALL.sub("", text).strip()).strip()
-    try:
-        call = json.loads(body)
-    except json.JSONDecodeError as error:
-        raise ToolError(f"Error: the action is not a JSON tool call ({error.msg} at "
-                        f"character {error.pos}); expected {{\"name\": ..., \"arguments\": {{...}}}}"
-                        ) from None
-    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-        raise ToolError('Error: a tool call needs a string "name" and an "arguments" object')
-    arguments = call.get("arguments", {})
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except json.JSONDecodeError:
-            raise ToolError("Error: \"arguments\" is a string that is not JSON") from None
-    if not isinstance(arguments, dict):
-        raise ToolError('Error: "arguments" must be a JSON object')
-    return call["name"], arguments
+ToolError = ToolCallError  # a malformed call: its message is the tool's error observation
 
 
 def _strings(arguments: dict[str, Any], one: str, many: str, tool: str) -> list[str]:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from agentworld.core.domain_base import DomainBase
+from agentworld.core.toolcalls import call_of
 from agentworld.core.types import Action, Episode, Observation, Task
 from agentworld.domains.swe import scorer, tools
 from agentworld.domains.swe.env import SweEnv
@@ -61,7 +62,7 @@ class SweDomain(DomainBase):
         """The tool name; for ``bash`` the command's first word (``grep``, ``git``);
         ``invalid`` for an action that is no tool call."""
         try:
-            name, arguments = tools.call_of(action)
+            name, arguments = call_of(action)
         except tools.ToolError:
             return "invalid"
         command = arguments.get("command")
@@ -72,7 +73,7 @@ class SweDomain(DomainBase):
     def command_families(self, action: Action) -> set[str]:
         """The tool, plus ``bash:WORD`` or ``str_replace_editor:COMMAND``."""
         try:
-            name, arguments = tools.call_of(action)
+            name, arguments = call_of(action)
         except tools.ToolError:
             return {"invalid"}
         command = arguments.get("command")
@@ -90,7 +91,7 @@ class SweDomain(DomainBase):
         out, edited = [], set()
         for i, step in enumerate(episode.steps):
             try:
-                name, arguments = tools.call_of(step.action)
+                name, arguments = call_of(step.action)
             except tools.ToolError:
                 continue
             path, command = arguments.get("path"), arguments.get("command")

@@ -24,6 +24,7 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
+from agentworld.core.toolcalls import call_of
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.swe import testlog, tools
 from agentworld.domains.swe.project import HOME
@@ -121,7 +122,7 @@ class SweEnv(gymnasium.Env):
         arguments: dict[str, Any] = {}
         reward, terminated, graded = 0.0, False, None
         try:
-            name, arguments = tools.call_of(action)
+            name, arguments = call_of(action)
             if name == "bash":
                 text = self.terminal.run(tools.bash_command(arguments)).output
             elif name == "str_replace_editor":

@@ -22,13 +22,12 @@ import secrets
 import shlex
 from typing import Any
 
+from agentworld.core.toolcalls import ToolCallError
 from agentworld.core.types import Action
 from agentworld.domains.swe.project import EDITOR, RUNNER
 
 TOOLS = ("bash", "str_replace_editor", "run_tests", "submit")
 EDITOR_COMMANDS = ("view", "create", "str_replace", "insert")
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-_TOOL_CALL = re.compile(r"</?tool_call>")
 _TEST_ID = re.compile(r"^[A-Za-z_][\w.]*$")
 
 TOOL_DEFINITIONS: list[dict[str, Any]] = [
@@ -63,49 +62,7 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
 ]
 
 
-class ToolError(ValueError):
-    """A malformed tool call; its message is the tool's error observation (one line)."""
-
-
-def parse_call(text: str) -> tuple[str, dict[str, Any]]:
-    """``(name, arguments)`` of a JSON tool call ``{"name": ..., "arguments": {...}}`` (also
-    inside a ```` ```json ```` fence or ``<tool_call>`` tags; ``arguments`` may be a JSON
-    string).
-
-    Raises:
-        ToolError: invalid JSON, no string ``name`` or non-object ``arguments``.
-    """
-    body = _FENCE.sub("", _TOOL_CALL.sub("", text).strip()).strip()
-    try:
-        call = json.loads(body)
-    except json.JSONDecodeError as error:
-        raise ToolError(f"Error: the action is not a JSON tool call ({error.msg} at character "
-                        f'{error.pos}); expected {{"name": ..., "arguments": {{...}}}}') from None
-    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-        raise ToolError('Error: a tool call needs a string "name" and an "arguments" object')
-    arguments = call.get("arguments", {})
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except json.JSONDecodeError:
-            raise ToolError('Error: "arguments" is a string that is not JSON') from None
-    if not isinstance(arguments, dict):
-        raise ToolError('Error: "arguments" must be a JSON object')
-    return call["name"], arguments
-
-
-def call_of(action: Action | str) -> tuple[str, dict[str, Any]]:
-    """``(tool, arguments)`` of an action: its ``name`` and ``arguments`` when set, else its
-    text parsed as a JSON tool call (:func:`parse_call`).
-
-    Raises:
-        ToolError: the text is not a tool call, or ``arguments`` is not an object.
-    """
-    if isinstance(action, Action) and action.name:
-        if action.arguments is not None and not isinstance(action.arguments, dict):
-            raise ToolError('Error: "arguments" must be a JSON object')
-        return action.name, dict(action.arguments or {})
-    return parse_call(action.text if isinstance(action, Action) else str(action))
+ToolError = ToolCallError  # a malformed call: its message is the tool's error observation
 
 
 def render_call(name: str, arguments: dict[str, Any]) -> Action:

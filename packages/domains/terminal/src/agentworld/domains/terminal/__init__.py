@@ -11,9 +11,7 @@ Importing the package registers ``agentworld/terminal-v0`` with Gymnasium
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from agentworld.core.lazy import lazy_exports
 from agentworld.domains.terminal.registration import register_envs
 
 _EXPORTS = {
@@ -33,8 +31,4 @@ __all__ = sorted(_EXPORTS)
 register_envs()
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
-    return getattr(module, name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
