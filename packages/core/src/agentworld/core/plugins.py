@@ -14,7 +14,6 @@ Environment variables:
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any
 
 import pluggy
 from agentworld.core import hookspecs
+from agentworld.core.contracts import missing_members, protocol_members, signature_mismatch
 from agentworld.core.protocols import (
     CAPABILITIES,
     KIND_PROTOCOLS,
@@ -30,8 +30,6 @@ from agentworld.core.protocols import (
     RewardFn,
     SimBackend,
     Trainer,
-    missing_members,
-    protocol_members,
 )
 
 GROUP = "agentworld"
@@ -93,34 +91,11 @@ def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
 
 
 def _check_signatures(label: str, obj: Any, protocol: type) -> None:
-    """Every method ``protocol`` declares must accept the calls callers make: its required
-    parameters by position, those with a default (and keyword-only ones) by name."""
-    for member in protocol_members(protocol):
-        declared = vars(protocol).get(member)
-        if not callable(declared):
-            continue
-        wanted = list(inspect.signature(declared).parameters.values())[1:]  # without self
-        args: list[None] = []
-        kwargs: dict[str, None] = {}
-        for p in wanted:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            if p.kind is p.KEYWORD_ONLY or p.default is not p.empty:
-                kwargs[p.name] = None
-            else:
-                args.append(None)
-        try:  # the checker itself looks members up by the protocol's names
-            found = inspect.signature(getattr(obj, member))
-        except (TypeError, ValueError):  # a builtin without a signature: cannot tell
-            continue
-        try:
-            found.bind(*args, **kwargs)
-        except TypeError as exc:
-            shown = ", ".join(str(p) for p in wanted)
-            raise PluginContractError(
-                f"{label}: {member}{found} cannot be called as {member}({shown}) "
-                f"({exc}; agentworld.core.protocols.{protocol.__name__})"
-            ) from None
+    """Every method ``protocol`` declares must accept the calls callers make
+    (:func:`agentworld.core.contracts.signature_mismatch`)."""
+    why = signature_mismatch(obj, protocol)
+    if why is not None:
+        raise PluginContractError(f"{label}: {why} (agentworld.core.protocols.{protocol.__name__})")
 
 
 @dataclass(slots=True)

@@ -95,6 +95,14 @@ class SessionWorldModel(Protocol):
     ) -> WorldModelSession: ...
 
 
+@runtime_checkable
+class ClosableWorldModel(Protocol):
+    """A world model holding resources to release when done (an HTTP client, an engine):
+    ``close()``. Callers that load a world model close it when they have this."""
+
+    def close(self) -> None: ...
+
+
 #: World models are built by sim backends, not registered: these are asked for by ``isinstance``.
 WORLD_MODEL_CAPABILITIES: tuple[type, ...] = (
     EpisodicWorldModel,

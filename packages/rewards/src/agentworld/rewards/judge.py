@@ -20,6 +20,8 @@ from typing import Any
 
 import openai
 from agentworld.core.endpoints import OPENAI_PAIR, resolve_endpoint
+from agentworld.core.protocols import Domain
+from agentworld.core.types import Action
 from agentworld.rewards.rubrics import load_rubrics, render_case
 from agentworld.rewards.rules import check_batch
 from agentworld.rewards.verdict import Verdict, VerdictStatus, verdict_of
@@ -56,13 +58,13 @@ class JudgeStats:
 def _domain_name(domain: Any) -> str | None:
     if domain is None or isinstance(domain, str):
         return domain
-    return getattr(domain, "name", None)
+    return domain.name if isinstance(domain, Domain) else None
 
 
 def _action_text(action: Any) -> str | None:
     if action is None or isinstance(action, str):
         return action
-    return getattr(action, "text", None)
+    return action.text if isinstance(action, Action) else None
 
 
 class LLMJudge:

@@ -55,6 +55,7 @@ def _rows(data: Path, domains: list[str] | None, limit: int | None) -> list:
 def _infer(rows: list, out: Path, model: str | None, base_url: str | None, backend: str | None,
            prompt: str, max_new_tokens: int, concurrency: int) -> None:
     from agentworld.core import plugins
+    from agentworld.core.world_models import ClosableWorldModel
     from agentworld.rewards.bench.runs import check_run_config, infer
 
     if model is None:
@@ -77,9 +78,8 @@ def _infer(rows: list, out: Path, model: str | None, base_url: str | None, backe
     except RuntimeError as error:  # an endpoint that went away: what was done is kept
         _fail(error)
     finally:
-        close = getattr(world_model, "close", None)
-        if close:
-            close()
+        if isinstance(world_model, ClosableWorldModel):
+            world_model.close()
     console.print(stats.line())
 
 

@@ -14,7 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentworld.core.protocols import DiscreteActionDomain, ResettableDomain
+from agentworld.core.protocols import DiscreteActionDomain, Domain, ResettableDomain
 from agentworld.core.rollout import Outcome, RolloutEpisode, Transition, each, rollout, text_of
 from agentworld.core.types import Action, Task
 from agentworld.core.vector_rollout import VectorRollout
@@ -88,7 +88,7 @@ def domain_actions(domain: Any) -> list[str]:
     """
     actions = domain.actions if isinstance(domain, DiscreteActionDomain) else None
     if not actions or not all(isinstance(a, str) for a in actions):
-        name = getattr(domain, "name", type(domain).__name__)
+        name = domain.name if isinstance(domain, Domain) else type(domain).__name__
         raise ValueError(
             f"domain {name!r} has no finite action list (attribute `actions`: list[str]); "
             "a tabular agent needs one (classic domains such as frozenlake-4x4 have it)"

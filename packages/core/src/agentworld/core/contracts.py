@@ -1,0 +1,71 @@
+"""Checking a plugin object against a protocol: its members, and the signatures of its methods.
+
+The one place that looks members up by name (the names a protocol declares), so that callers
+never need to: they use ``isinstance`` against a protocol, or :mod:`agentworld.core.domain_base`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+
+MISSING = object()  # what member() gives for an absent member
+
+
+def protocol_members(protocol: type) -> list[str]:
+    """The members a protocol class declares itself (annotations, then methods), in order."""
+    own = dict(vars(protocol))
+    names = list(own.get("__annotations__", {}))
+    names += [k for k, v in own.items() if callable(v) and not k.startswith("_")]
+    if "__call__" in own:
+        names.append("__call__")
+    return names
+
+
+def member(obj: Any, name: str) -> Any:
+    """``obj``'s member ``name`` (a name its protocol declares), or :data:`MISSING`."""
+    return getattr(obj, name, MISSING)
+
+
+def missing_members(obj: Any, protocol: type) -> list[str]:
+    """Members of ``protocol`` that ``obj`` lacks (a declared method that is not callable
+    counts as missing)."""
+    own = vars(protocol)
+    missing = []
+    for name in protocol_members(protocol):
+        value = member(obj, name)
+        if value is MISSING or (callable(own.get(name)) and not callable(value)):
+            missing.append(name)
+    return missing
+
+
+
+def signature_mismatch(obj: Any, protocol: type) -> str | None:
+    """Why a method ``protocol`` declares cannot take the calls callers make on ``obj`` (its
+    required parameters by position, those with a default and keyword-only ones by name), or
+    ``None`` when every method can. A builtin without a signature is taken on trust."""
+    for name in protocol_members(protocol):
+        declared = vars(protocol).get(name)
+        if not callable(declared):
+            continue
+        wanted = list(inspect.signature(declared).parameters.values())[1:]  # without self
+        args: list[None] = []
+        kwargs: dict[str, None] = {}
+        for p in wanted:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            if p.kind is p.KEYWORD_ONLY or p.default is not p.empty:
+                kwargs[p.name] = None
+            else:
+                args.append(None)
+        try:
+            found = inspect.signature(member(obj, name))
+        except (TypeError, ValueError):
+            continue
+        try:
+            found.bind(*args, **kwargs)
+        except TypeError as exc:
+            shown = ", ".join(str(p) for p in wanted)
+            return f"{name}{found} cannot be called as {name}({shown}) ({exc})"
+    return None
