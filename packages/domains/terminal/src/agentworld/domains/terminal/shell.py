@@ -49,6 +49,7 @@ from agentworld.domains.terminal.disk import disk_support, mount_tmpfs, require,
 from agentworld.domains.terminal.hostfiles import write_file
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
+from agentworld.domains.terminal.procstate import pidfd, reading_terminal, real_cwd
 from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.reaper import kill_leftovers, namespace_processes
 from agentworld.domains.terminal.roots import session_dir
@@ -71,7 +72,6 @@ RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
 IDENTITY_TMPFS_BYTES = 1 << 20  # the identity files and long actions (ACTION_FILE)
 READ_POLL_S = 0.0002  # seconds between looks at a shell that printed its prompt but is not reading
-_READ_NR = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)  # read(2), as /proc shows
 LINE_MAX = 4000  # bytes of one typed line; longer lines are passed through a file
 ACTION_FILE = f"{INPUT_DIR}/action"  # inside the sandbox: a multi-line or long action
 
@@ -152,7 +152,7 @@ class Shell:
             raise RuntimeError(
                 f"the sandboxed shell ({self.kind}) did not start ({status}): {said.strip()!r}"
             )
-        self._init_fd = _pidfd(namespace_processes(self._child.pid)[0])
+        self._init_fd = pidfd(namespace_processes(self._child.pid)[0])
         return self._result(b"", match)
 
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
@@ -308,29 +308,14 @@ class Shell:
         return self._shell_pgrp is None or self._foreground() == self._shell_pgrp
 
     def _reading(self) -> bool:
-        """Whether the shell is blocked in ``read`` on its terminal (``/proc/PID/syscall``:
-        the system call number and first argument, fd 0), as it is at a prompt. True where
-        that cannot be read (before the first prompt, an unknown architecture)."""
-        if self._shell_pgrp is None or _READ_NR is None:
-            return True
-        try:
-            with open(f"/proc/{self._shell_pgrp}/syscall", encoding="ascii") as fh:
-                fields = fh.read().split()
-        except OSError:
-            return True
-        return fields[:2] == [_READ_NR, "0x0"]
+        """Whether the shell waits for input at its terminal (:func:`reading_terminal`); True
+        before the first prompt, when its pid is not known yet."""
+        return self._shell_pgrp is None or reading_terminal(self._shell_pgrp)
 
     def _real_cwd(self, shown: str) -> str:
-        """The shell's working directory as the kernel knows it (``/proc/PID/cwd``, the path
-        inside the sandbox), not ``$PWD``, which a command may set to anything; ``shown``
-        where it cannot be read."""
-        if self._shell_pgrp is None:
-            return shown
-        try:
-            cwd = os.readlink(f"/proc/{self._shell_pgrp}/cwd")
-        except OSError:
-            return shown
-        return cwd.removesuffix(" (deleted)") if cwd.startswith("/") else shown
+        """The shell's real working directory (:func:`real_cwd`), ``shown`` before the first
+        prompt."""
+        return shown if self._shell_pgrp is None else real_cwd(self._shell_pgrp, shown)
 
     def _interrupt(self, col: OutputCollector) -> tuple[str, re.Match[bytes] | None]:
         """Send ^C every :data:`INTERRUPT_EVERY_S` until a prompt (or EOF) or :data:`GRACE_S`."""
@@ -375,17 +360,6 @@ class Shell:
             self._cgroup.remove()
             self._cgroup = None
         self._last = None
-
-
-def _pidfd(pid: int | None) -> int | None:
-    """A pidfd of ``pid`` (``pidfd_open(2)``), which names that process even after its pid is
-    reused; ``None`` when it is gone."""
-    if pid is None:
-        return None
-    try:
-        return os.pidfd_open(pid)
-    except OSError:
-        return None
 
 
 def _quote(path: str) -> str:

@@ -1,0 +1,45 @@
+"""What the host reads about a sandboxed shell from ``/proc`` (``proc(5)``), where the agent
+cannot forge it: whether the shell waits for input, its real working directory, and a pidfd of
+a process that names it even after its pid is reused."""
+
+from __future__ import annotations
+
+import os
+
+_READ_NR = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)  # read(2), as /proc shows
+
+
+def reading_terminal(pid: int) -> bool:
+    """Whether process ``pid`` is blocked in ``read`` on fd 0 (``/proc/PID/syscall``: the system
+    call number and first argument), as a shell is at its prompt. True where that cannot be
+    read (an unknown architecture, no access), so the caller falls back to its other checks."""
+    if _READ_NR is None:
+        return True
+    try:
+        with open(f"/proc/{pid}/syscall", encoding="ascii") as fh:
+            fields = fh.read().split()
+    except OSError:
+        return True
+    return fields[:2] == [_READ_NR, "0x0"]
+
+
+def real_cwd(pid: int, shown: str) -> str:
+    """The working directory of ``pid`` as the kernel knows it (``/proc/PID/cwd``, the path
+    inside the sandbox), not ``$PWD``, which a command may set to anything; ``shown`` where it
+    cannot be read. A removed directory loses its `` (deleted)`` suffix."""
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return shown
+    return cwd.removesuffix(" (deleted)") if cwd.startswith("/") else shown
+
+
+def pidfd(pid: int | None) -> int | None:
+    """A pidfd of ``pid`` (``pidfd_open(2)``), which names that process even after its pid is
+    reused; ``None`` when it is gone or unknown."""
+    if pid is None:
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
