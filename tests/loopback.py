@@ -9,11 +9,16 @@ clients.
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 Route = Callable[[str, dict[str, str], bytes], tuple[int, str, bytes]]
@@ -109,3 +114,48 @@ def accepting(server: socket.socket, timeout_s: float = 3.0) -> Iterator[list[An
     finally:
         server.close()
         thread.join(timeout_s + 2)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free when asked (the OS picks it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def serve_cli(
+    args: list[str], log: Path, env: dict[str, str] | None = None, start_s: float = 300.0
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``agentworld serve ARGS --port P`` in a subprocess writing to ``log``; yields
+    ``(base_url, process)`` once ``GET /health`` answers 200 (the CLI imports every plugin: slow
+    on a busy machine, hence ``start_s``). On exit the server gets SIGTERM (30 s to stop, then
+    SIGKILL) unless it has stopped already; ``process.returncode`` is then set."""
+    import httpx
+
+    port = free_port()
+    command = [sys.executable, "-c", "from agentworld.app.cli import main; main()", "serve",
+               *args, "--port", str(port)]  # fmt: skip
+    with log.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + start_s
+            while True:
+                assert process.poll() is None, log.read_text()
+                try:
+                    if httpx.get(f"{url}/health").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, f"the server did not start in {start_s:g} s"
+                time.sleep(0.2)
+            yield url, process
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()

@@ -7,54 +7,29 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from loopback import serve_cli
 from sandboxes import needs_sandbox
 
 
 @needs_sandbox
-def test_sigterm_of_a_real_server_leaves_no_session_directory() -> None:
+def test_sigterm_of_a_real_server_leaves_no_session_directory(tmp_path: Path) -> None:
     pytest.importorskip("openenv")
     parent = Path(tempfile.mkdtemp(prefix="aw-serve-root-"))
     parent.chmod(0o755)  # the sandbox uid passes through it to its episode root
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-c", "from agentworld.app.cli import main; main()", "serve"]
-    command += ["--domain", "terminal", "--real", "--port", str(port)]
     env = {**os.environ, "AGENTWORLD_TERMINAL_ROOT": str(parent)}
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, "the server exited"
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start in 120 s"
-            time.sleep(0.2)
-        reset = httpx.post(f"{url}/reset", json={}, timeout=60)
-        assert reset.status_code == 200 and reset.json()["observation"]["text"].endswith("$ ")
-        assert [p.name[:15] for p in parent.iterdir()] == ["agentworld-run-"]
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            code = process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            code = process.wait()
-    try:
-        assert code == 128 + signal.SIGTERM
+        with serve_cli(["--domain", "terminal", "--real"], tmp_path / "server.log", env) as (
+            url, process,
+        ):  # fmt: skip
+            reset = httpx.post(f"{url}/reset", json={}, timeout=60)
+            assert reset.status_code == 200 and reset.json()["observation"]["text"].endswith("$ ")
+            assert [p.name[:15] for p in parent.iterdir()] == ["agentworld-run-"]
+        assert process.returncode == 128 + signal.SIGTERM  # exit handlers ran
         assert list(parent.iterdir()) == []
     finally:
         shutil.rmtree(parent, ignore_errors=True)

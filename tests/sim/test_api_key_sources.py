@@ -6,16 +6,12 @@ serve`` started with a key file enforces the key while its command line does not
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from agentworld.sim.server.auth import COMMAND_LINE_KEY_WARNING, read_api_key_file
+from loopback import serve_cli
 from typer.testing import CliRunner
 
 KEY = "k3y-for-tests-0123456789"
@@ -81,27 +77,9 @@ def test_serve_with_a_key_file_enforces_it_and_keeps_it_off_the_command_line(
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("openenv")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-c", "from agentworld.app.cli import main; main()", "serve"]
-    command += ["--domain", "frozenlake-4x4", "--real", "--port", str(port)]
-    command += ["--api-key-file", str(key_file(tmp_path, 0o600))]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTWORLD_API_KEY")}
-    log = (tmp_path / "server.log").open("w")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start in 120 s"
-            time.sleep(0.2)
+    args = ["--domain", "frozenlake-4x4", "--real", "--api-key-file", str(key_file(tmp_path, 0o600))]
+    with serve_cli(args, tmp_path / "server.log", env, start_s=120) as (url, process):
         assert httpx.get(f"{url}/schema").status_code == 401
         wrong = httpx.get(f"{url}/schema", headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401
@@ -109,12 +87,4 @@ def test_serve_with_a_key_file_enforces_it_and_keeps_it_off_the_command_line(
         assert right.status_code == 200 and "action" in right.json()
         cmdline = Path(f"/proc/{process.pid}/cmdline").read_bytes()
         assert b"--api-key-file" in cmdline and KEY.encode() not in cmdline
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
     assert "process list" not in (tmp_path / "server.log").read_text()

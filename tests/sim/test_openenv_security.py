@@ -10,9 +10,6 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,6 +21,7 @@ pytest.importorskip("openenv")
 from agentworld.core.plugins import get_domain
 from agentworld.sim.openenv import RealEnvFactory, TaskPool, create_app
 from agentworld.sim.server.thread import ServerThread
+from loopback import serve_cli
 from openenv.core.generic_client import GenericEnvClient
 
 try:
@@ -42,12 +40,6 @@ EVIL_TASK = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def factory() -> RealEnvFactory:
     return RealEnvFactory(get_domain("terminal"), limits=Limits(command_timeout_s=2.0))
 
@@ -56,25 +48,10 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
     # a directory the sandbox can traverse (pytest's tmp_path parents are private)
     roots = Path(tempfile.mkdtemp(prefix="agentworld-test-roots-"))
     roots.chmod(0o755)
-    port = free_port()
-    command = [sys.executable, "-c", "from agentworld.app.cli import main; main()", "serve"]
-    command += ["--domain", "terminal", "--real", "--port", str(port), "--max-sessions", "4"]
     env = {**os.environ, "AGENTWORLD_TERMINAL_ROOT": str(roots)}
     env.pop("AGENTWORLD_API_KEY", None)
-    log = (tmp_path / "server.log").open("w")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300  # the CLI imports every plugin; slow on busy CI
-        while True:
-            assert process.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start in 300 s"
-            time.sleep(0.2)
+    args = ["--domain", "terminal", "--real", "--max-sessions", "4"]
+    with serve_cli(args, tmp_path / "server.log", env) as (url, process):
         with GenericEnvClient(base_url=url).sync() as victim, httpx.Client(base_url=url) as http:
             # the attack: a task whose check is a catastrophic regex, by HTTP and WebSocket
             refused = http.post("/reset", json={"task": EVIL_TASK})
@@ -102,11 +79,6 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
             process.send_signal(signal.SIGTERM)  # a client is still connected
             process.wait(timeout=30)
             stop_s = time.monotonic() - started
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        log.close()
     assert stop_s < 15.0, (tmp_path / "server.log").read_text()
     left = list(roots.rglob("agentworld-ep-*"))
     shutil.rmtree(roots, ignore_errors=True)
