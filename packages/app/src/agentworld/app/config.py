@@ -58,6 +58,18 @@ class TrainStageConfig(BaseModel):
 
     trainer: str | None = None
     model: str | None = None
+    # The two budgets every trainer takes (declared so that `--budget-scale` can scale them):
+    # optimizer steps (reproducible: same seed and thread count, same model on any machine) and
+    # seconds (what the machine manages in that time).
+    max_steps: int | None = Field(None, ge=1)
+    time_budget_s: float | None = Field(None, gt=0)
+
+    def scale_budgets(self, factor: float) -> None:
+        """Multiply ``max_steps`` (rounded, at least 1) and ``time_budget_s`` by ``factor``."""
+        if self.max_steps is not None:
+            self.max_steps = max(1, round(self.max_steps * factor))
+        if self.time_budget_s is not None:
+            self.time_budget_s = self.time_budget_s * factor
 
     def options(self) -> dict[str, Any]:
         """Options for the trainer plugin (everything but ``trainer``, ``None`` dropped)."""

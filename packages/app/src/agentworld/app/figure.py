@@ -29,7 +29,9 @@ LossCurves = Mapping[str, Sequence[tuple[int, float]]]
 
 
 def _errs(stats: Sequence[MetricStat]) -> list[list[float]]:
-    return [[s.mean - s.ci_low for s in stats], [s.ci_high - s.mean for s in stats]]
+    # max(0, ...): a bootstrap interval's ends can sit a rounding error inside the mean (all scores
+    # equal), and matplotlib refuses a negative error bar.
+    return [[max(0.0, s.mean - s.ci_low) for s in stats], [max(0.0, s.ci_high - s.mean) for s in stats]]
 
 
 def _metric_bars(ax, result: EvalResult, colors: list) -> None:

@@ -32,7 +32,9 @@ def run_cmd(
 def quickstart_cmd(
     run_dir: RunDir = "runs/quickstart",
     episodes: Annotated[int | None, typer.Option(min=10, help="Override the number of collected episodes.")] = None,
-    time_scale: Annotated[float, typer.Option(min=0.01, help="Multiply the training time budgets.")] = 1.0,
+    budget_scale: Annotated[float, typer.Option(
+        "--budget-scale", "--time-scale", min=0.01,
+        help="Multiply the training budgets (optimizer steps; --time-scale is the old name).")] = 1.0,
 ) -> None:
     """The main job on its embedded default: collect -> cpt -> sft -> eval -> simulate (terminal)."""
     from agentworld.app.config import quickstart_config
@@ -43,8 +45,8 @@ def quickstart_cmd(
     if episodes and config.collect:
         config.collect.episodes = episodes
     for stage in (config.cpt, config.sft):
-        if stage is not None and getattr(stage, "time_budget_s", None):
-            stage.time_budget_s = stage.time_budget_s * time_scale
+        if stage is not None:
+            stage.scale_budgets(budget_scale)
     _finish(run_pipeline(config, console))
 
 
