@@ -9,6 +9,7 @@ retries connection errors, 408/429/5xx answers with exponential back-off).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -99,6 +100,14 @@ class OpenAIWorldModel:
         )
         self.stop_at_observation = stop_at_observation
         self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="openai-wm")
+        self._usage_lock = threading.Lock()
+        self.num_prompt_tokens = self.num_cached_tokens = 0
+
+    @property
+    def prefix_hit_rate(self) -> float:
+        """Cached over sent prompt tokens so far (0 before any answer, or from a server
+        that does not report cached tokens)."""
+        return self.num_cached_tokens / self.num_prompt_tokens if self.num_prompt_tokens else 0.0
 
     def predict(
         self,
@@ -152,7 +161,14 @@ class OpenAIWorldModel:
             and OBS_CLOSE not in text
         ):
             text += OBS_CLOSE  # the server stripped the stop string
-        num_tokens = response.usage.completion_tokens if response.usage is not None else 0
+        num_tokens = 0
+        if response.usage is not None:
+            num_tokens = response.usage.completion_tokens
+            details = response.usage.prompt_tokens_details
+            cached = details.cached_tokens if details is not None else None
+            with self._usage_lock:
+                self.num_prompt_tokens += response.usage.prompt_tokens
+                self.num_cached_tokens += cached or 0
         return Prediction(text=text, observation=parse_prediction(text), num_tokens=num_tokens)
 
     def close(self) -> None:

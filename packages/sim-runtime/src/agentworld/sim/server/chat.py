@@ -80,11 +80,15 @@ class ChatChoice:
 @dataclass(slots=True)
 class ChatResult:
     """All choices of one request and its prompt length (tokens); ``error`` says why the
-    engine refused the request (its other choices are then meaningless)."""
+    engine refused the request (its other choices are then meaningless).
+    ``cached_tokens``: of the prompt, tokens whose KV the engine reused from its prefix cache
+    (the first choice's; what OpenAI's ``usage.prompt_tokens_details.cached_tokens`` reports),
+    ``None`` when the backend does not count them."""
 
     prompt_tokens: int
     choices: list[ChatChoice]
     error: str | None = None
+    cached_tokens: int | None = None
 
 
 @runtime_checkable
@@ -234,6 +238,8 @@ class HFChatModel:
         for (i, choice, _), future in zip(rows, futures, strict=True):
             output = future.result()
             results[i].choices[choice] = self._choice(batch[i].request, output)
+            if choice == 0:
+                results[i].cached_tokens = output.num_cached_tokens
             if output.finish_reason == "error":
                 results[i].error = f"the engine refused the request: {output.error}"
             elif batch[i].request.logprobs and output.logprobs is None:

@@ -2,9 +2,10 @@
 
 Routes: ``GET /health``, ``GET /v1/models``, ``POST /v1/chat/completions``
 (non-streaming; ``n``, ``temperature``, ``top_p``, ``top_k``, ``max_tokens`` /
-``max_completion_tokens``, ``stop``, ``seed``, ``logprobs``; ``usage`` token
-counts). It generates the raw assistant text, so it serves any chat checkpoint:
-a world model for the ``openai`` sim backend, or an LLM judge. Concurrent
+``max_completion_tokens``, ``stop``, ``seed``, ``logprobs``; ``usage`` token counts, and
+the prompt tokens served from the prefix cache in ``usage.prompt_tokens_details.cached_tokens``
+when the backend counts them). It generates the raw assistant text, so it serves any chat
+checkpoint: a world model for the ``openai`` sim backend, or an LLM judge. Concurrent
 requests are gathered into one batched ``generate`` call (:class:`Batcher`).
 Errors are ``{"error": {"message", "type", "param", "code"}}`` with 400 for
 invalid requests, 401 for a missing or wrong key (when the server has one),
@@ -50,6 +51,7 @@ from agentworld.sim.server.protocol import (
     ErrorResponse,
     ModelCard,
     ModelList,
+    PromptTokensDetails,
     TokenLogprob,
     Usage,
 )
@@ -134,6 +136,9 @@ def _completion(model_name: str, result: ChatResult) -> ChatCompletion:
         prompt_tokens=result.prompt_tokens,
         completion_tokens=completion_tokens,
         total_tokens=result.prompt_tokens + completion_tokens,
+        prompt_tokens_details=None
+        if result.cached_tokens is None
+        else PromptTokensDetails(cached_tokens=result.cached_tokens),
     )
     return ChatCompletion(
         id=f"chatcmpl-{uuid.uuid4().hex}",

@@ -137,12 +137,21 @@ class Choice(BaseModel):
     logprobs: ChoiceLogprobs | None = None
 
 
+class PromptTokensDetails(BaseModel):
+    """``usage.prompt_tokens_details`` as OpenAI's API (and vLLM and SGLang) report it:
+    ``cached_tokens`` of the prompt were served from the prefix cache, not recomputed."""
+
+    cached_tokens: int
+
+
 class Usage(BaseModel):
-    """Token counts: the prompt once per request, completions summed over choices."""
+    """Token counts: the prompt once per request, completions summed over choices; the
+    prompt's cached part in ``prompt_tokens_details``."""
 
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: PromptTokensDetails | None = None
 
 
 class ChatCompletion(BaseModel):
