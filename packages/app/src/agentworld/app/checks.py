@@ -43,7 +43,7 @@ def check_input_file(location: str, hint: str) -> None:
 
 
 def check_model(spec: str, hint: str, *, allow_hub: bool = True) -> None:
-    """Refuse a model that is neither a directory, nor a name, nor an allowed hub id.
+    """Refuse a model that is neither a checkpoint directory, nor a name, nor an allowed hub id.
 
     Args:
         spec: A checkpoint directory, a preset or pretrained base name, or a hub id ``org/name``.
@@ -51,11 +51,14 @@ def check_model(spec: str, hint: str, *, allow_hub: bool = True) -> None:
         allow_hub: Whether a hub id may be downloaded.
 
     Raises:
-        typer.BadParameter: ``spec`` is a file, a path that does not exist, or a hub id while
-            downloads are off.
+        typer.BadParameter: ``spec`` is a file, a directory without ``config.json``, a path
+            that does not exist, or a hub id while downloads are off.
     """
     path = os.path.expanduser(spec)
     if os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, "config.json")):
+            raise typer.BadParameter(f"{spec} is a directory without config.json: not a model "
+                                     "checkpoint", param_hint=hint)  # fmt: skip
         return
     if os.path.exists(path):
         raise typer.BadParameter(f"{spec} is a file; give a checkpoint directory or a preset "

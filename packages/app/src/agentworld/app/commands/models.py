@@ -64,7 +64,8 @@ def eval_cmd(
     check_input_file(data, "--data")
     if ood_data is not None:
         check_input_file(ood_data, "--ood-data")
-    check_model(model, "--model", allow_hub=allow_hub)
+    if backend != "openai":  # an endpoint's model is a name the server knows
+        check_model(model, "--model", allow_hub=allow_hub)
     check_output_dir(out, "--out")
     from agentworld.app.config import EvalConfig
     from agentworld.app.pipeline import RunState, run_eval
@@ -96,7 +97,8 @@ def simulate_cmd(
     allow_hub: AllowHub = True,
 ) -> None:
     """Interactive simulated environment: type an action, see the predicted observation (Ctrl-D quits)."""
-    check_model(model, "--model", allow_hub=allow_hub)
+    if backend != "openai":
+        check_model(model, "--model", allow_hub=allow_hub)
     env_domain = plugins.get_domain(_domain_for(model, domain))
     task = env_domain.tasks().sample(1, seed=task_seed)[0]
     sim = plugins.get_sim_backend(backend)
