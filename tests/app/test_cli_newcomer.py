@@ -46,6 +46,33 @@ def test_one_name_per_concept_and_the_old_names_are_aliases():
     assert flags["eval", "out"] == ["--out"] and flags["collect", "out"] == ["--out"]
 
 
+def test_plugin_commands_take_the_same_names():
+    """``serve``, ``serve-openai`` and ``models prepare`` (added by plugins) take ``--model`` and
+    ``--out`` too; ``--checkpoint`` and the positional forms stay as the old ones."""
+    from agentworld.core import plugins
+
+    if not any(c.name == "serve" for c in app.registered_commands):
+        plugins.load_plugins().hook.register_commands(cli=app)
+    command = typer.main.get_command(app)
+    serve = {p.name: p.opts for p in command.commands["serve"].params}  # type: ignore[attr-defined]
+    assert serve["checkpoint"] == ["--model", "--checkpoint"]
+    openai = {p.name: p for p in command.commands["serve-openai"].params}  # type: ignore[attr-defined]
+    assert openai["model"].opts == ["--model"] and not openai["checkpoint"].required
+    models = command.commands["models"].commands["prepare"]  # type: ignore[attr-defined]
+    prepare = {p.name: p for p in models.params}
+    assert prepare["out"].opts == ["--out"] and not prepare["out_dir"].required
+    runner = CliRunner()
+    for args in (["serve-openai"], ["serve-openai", "a", "--model", "b"]):
+        done = runner.invoke(app, args, env={"COLUMNS": "300"})
+        assert done.exit_code == 2 and "give the checkpoint once" in _words(done.output)
+    # --model is taken: the next check (a key off loopback) is the one that answers
+    exposed = runner.invoke(app, ["serve-openai", "--model", "/nowhere", "--host", "0.0.0.0"],
+                            env={"COLUMNS": "300", "AGENTWORLD_API_KEY": ""})  # fmt: skip
+    assert exposed.exit_code == 2 and "--host" in _words(exposed.output)
+    done = runner.invoke(app, ["models", "prepare", "smollm2"], env={"COLUMNS": "300"})
+    assert done.exit_code == 2 and "give the directory once" in _words(done.output)
+
+
 @pytest.mark.parametrize("old", ["--out", "--output-dir"])
 def test_the_old_output_name_reaches_the_same_option(tmp_path, old):
     taken = tmp_path / "a-file"
