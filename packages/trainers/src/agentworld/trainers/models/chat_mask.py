@@ -26,7 +26,9 @@ the first of these strategies that applies:
     prompt being the template's rendering of its history with the generation
     prompt and the target what the template appends for that answer. This is
     exactly what the model sees at inference time, at the cost of repeating the
-    history once per turn.
+    history once per turn. Where the template renders the history differently once an
+    answer follows (Mistral v0.3 shows the system message in the last user turn only), the
+    answer is cut out at its content (:mod:`agentworld.trainers.models.chat_render`).
 
 Whichever applies, the loss falls on the assistant tokens as the template
 renders them, end-of-turn marker included, and on nothing else.
@@ -324,7 +326,8 @@ class ChatMasker:
     def _prefix_encode(self, msgs: list[Message], skips: Sequence[str]) -> Window:
         text, _, spans = render_with_spans(self.tokenizer, msgs)
         ids, offsets = self._encode(text)
-        return ids, self._mask(offsets, [self._skip_rendered(text, s, k) for s, k in zip(spans, skips)])
+        spans = [self._skip_rendered(text, s, k) for s, k in zip(spans, skips)]
+        return ids, self._mask(offsets, spans)
 
     def _marker_encode(self, msgs: list[Message], skips: Sequence[str]) -> Window:
         text, ids, offsets, spans = self._marked(msgs)
