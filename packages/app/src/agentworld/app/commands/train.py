@@ -73,7 +73,7 @@ def train_cmd(
     if model is not None:
         check_model(model, "--model", allow_hub=options.get("allow_hub", True) is not False)
     if env is not None and env.startswith("sim:"):
-        check_model(env.removeprefix("sim:"), "--env", allow_hub=False)
+        check_model(env.removeprefix("sim:"), "--env")
     episodes = _training_episodes(data) if data is not None else []
     if not quiet and not sys.stdout.isatty() and options.get("progress") is None:
         options["callback"] = ProgressLines(stage, _print_line, every_s=progress_every)
