@@ -69,3 +69,35 @@ def test_report_figure_with_loss_curves(tmp_path):
     # an all-zero proportion has a real interval, never [0, 0]
     empty = result.nonempty["empty"]["exact_match"]
     assert empty.mean == 0.0 and empty.ci_high > 0.0
+
+
+def test_a_panel_for_every_split():
+    """In distribution, out of distribution and any other split (a realistic one) each get a
+    panel of their own; a single split adds none."""
+    from agentworld.app.figure import build_figure, render_figure
+    from agentworld.core.evaluate import IN_DISTRIBUTION, OUT_OF_DISTRIBUTION
+
+    items = [
+        *transitions(_episodes(12), domain=FirstWord()),
+        *transitions(_episodes(6, seed=1), domain=FirstWord(), split=OUT_OF_DISTRIBUTION),
+        *transitions(_episodes(4, seed=2), domain=FirstWord(), split="realistic"),
+    ]
+    models = {"copy": ConstantWorldModel("copy-previous"), "empty": ConstantWorldModel("empty")}
+    rewards = {"exact_match": plugins.get_reward("exact_match")}
+    result = evaluate(models, items, rewards, domain=FirstWord())
+    n = {split: sum(t.split == split for t in items)
+         for split in (IN_DISTRIBUTION, OUT_OF_DISTRIBUTION, "realistic")}  # fmt: skip
+    titles = [ax.get_title() for ax in build_figure(result).axes]
+    assert titles[4:] == [f"split: {split} (n={k})" for split, k in n.items()]
+    # the realistic panel's bars are that split's means, all and non-empty, of each model
+    realistic = build_figure(result).axes[6]
+    heights = sorted(round(bar.get_height(), 6) for bar in realistic.patches)
+    assert heights == sorted(
+        round(stats[m]["realistic"]["exact_match"].mean, 6)
+        for stats in (result.by_split, result.by_split_nonempty)
+        for m in models
+    )
+    assert render_figure(result).startswith(PNG_MAGIC)
+    single = evaluate(models, transitions(_episodes(12), domain=FirstWord()), rewards,
+                      domain=FirstWord())  # fmt: skip
+    assert len(build_figure(single).axes) == 4

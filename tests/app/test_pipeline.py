@@ -147,4 +147,5 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
     done = subprocess.run([*cmd, "eval", "--data", str(run_dir / "episodes/heldout.jsonl"), "--model",
                            str(tmp_path / "no" / "such"), "--out", str(tmp_path / "e3")],
                           capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "does not exist" in " ".join(done.stdout.split()) and "Traceback" not in done.stderr
+    said = " ".join((done.stdout + done.stderr).replace("│", " ").split())  # a usage error box
+    assert done.returncode == 2 and "does not exist" in said and "Traceback" not in done.stderr

@@ -2,6 +2,12 @@
 tiny preset on CPU (gloo), each rank recording the loss of every micro-batch it trained on.
 
 Usage: ``dist_sft.py OUT_DIR TOKENIZER_DIR``; writes ``OUT_DIR/rank{r}.json``.
+
+``LATE_RANK_S`` (seconds, default 0) makes rank 1 late inside every checkpoint save: it sleeps
+after ``Accelerator.save_state`` has created the directory and before it writes its own
+``random_states_1.pkl``, the window in which rank 0 used to rename that directory away (the race
+that failed this test on a loaded machine: rank 1 died on a missing file, rank 0 then saw
+"Connection closed by peer").
 """
 
 from __future__ import annotations
@@ -9,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
+import accelerate.accelerator
 import torch
 import torch.distributed as dist
 from transformers import Qwen3ForCausalLM
@@ -34,6 +42,18 @@ def recording_forward(self, *args, **kwargs):
 
 
 Qwen3ForCausalLM.forward = recording_forward
+late_s = float(os.environ.get("LATE_RANK_S", "0"))
+save_accelerator_state = accelerate.accelerator.save_accelerator_state
+
+
+def late_save_accelerator_state(*args, **kwargs):
+    if int(os.environ["RANK"]) == 1:
+        time.sleep(late_s)
+    return save_accelerator_state(*args, **kwargs)
+
+
+if late_s > 0:
+    accelerate.accelerator.save_accelerator_state = late_save_accelerator_state
 SftTrainer().train(
     make_episodes(16),
     {"model": "tiny-test", "tokenizer": tokenizer, "output_dir": str(out / "run"),

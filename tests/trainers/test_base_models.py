@@ -1,5 +1,6 @@
 """SFT from a base-model directory of another family: its stock chat template, its
-architecture, LoRA with ``target_modules="all-linear"``.
+architecture, LoRA with ``target_modules="all-linear"``, and the attention implementation the
+architecture supports (SDPA where transformers has it, eager for gpt-oss).
 
 Each model is random and tiny (built from a config), saved with a tokenizer built locally from
 the family's stock template (``test_chat_mask.family_tokenizer``), and trained for two steps
@@ -19,10 +20,13 @@ from transformers import (
     Gemma3TextConfig,
     GPT2Config,
     GPT2LMHeadModel,
+    GptOssConfig,
+    GptOssForCausalLM,
     Qwen3Config,
     Qwen3ForCausalLM,
 )
 
+from agentworld.trainers.models.specs import load_model
 from agentworld.trainers.world_model.sft import SftTrainer
 
 
@@ -42,6 +46,14 @@ def tiny(arch: str, vocab: int) -> torch.nn.Module:
             max_position_embeddings=1024, sliding_window=64,
         )  # fmt: skip
         return Gemma3ForCausalLM(cfg)
+    if arch == "gptoss":  # no SDPA in transformers (attention sinks): eager attention
+        cfg = GptOssConfig(
+            vocab_size=vocab, hidden_size=32, intermediate_size=32, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=16, num_local_experts=2,
+            num_experts_per_tok=1, max_position_embeddings=1024, sliding_window=64,
+            layer_types=["full_attention"],
+        )  # fmt: skip
+        return GptOssForCausalLM(cfg)
     cfg = GPT2Config(vocab_size=vocab, n_embd=32, n_layer=1, n_head=2, n_positions=1024)
     return GPT2LMHeadModel(cfg)
 
@@ -49,7 +61,8 @@ def tiny(arch: str, vocab: int) -> torch.nn.Module:
 @pytest.mark.parametrize(
     ("arch", "template", "lora"),
     [("qwen3", "qwen3", None), ("qwen3", "qwen3", "all-linear"),
-     ("gemma3", "gemma3", "all-linear"), ("gpt2", "phi3_5", "all-linear")],
+     ("gemma3", "gemma3", "all-linear"), ("gpt2", "phi3_5", "all-linear"),
+     ("gptoss", "gptoss", None)],
 )  # fmt: skip
 def test_sft_from_a_base_model_directory(arch, template, lora, episodes, tmp_path: Path) -> None:
     tok = family_tokenizer(template)
@@ -65,6 +78,9 @@ def test_sft_from_a_base_model_directory(arch, template, lora, episodes, tmp_pat
     }  # fmt: skip
     if lora:
         options["lora"] = {"r": 2, "alpha": 4, "target_modules": lora}
+    # SDPA where the architecture has it; gpt-oss has none (asking for it crashed the run)
+    attention = "eager" if arch == "gptoss" else "sdpa"
+    assert load_model(base)[0].config._attn_implementation == attention
     out = Path(SftTrainer().train(episodes, options))
     assert len((out / "train_log.jsonl").read_text().splitlines()) == 2
     trained = AutoModelForCausalLM.from_pretrained(out)

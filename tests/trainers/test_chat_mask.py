@@ -1,5 +1,6 @@
-"""SFT loss masks under the stock chat templates of Qwen3, Qwen2.5, Llama 3, Gemma 3, Phi-3.5
-and gpt-oss: the loss falls on exactly the assistant tokens, whatever the template.
+"""SFT loss masks under the stock chat templates of Qwen3, Qwen2.5, Llama 3, Gemma 3, Phi-3.5,
+gpt-oss, Mistral v0.3 and DeepSeek-R1-distill: the loss falls on exactly the assistant tokens,
+whatever the template.
 
 Each tokenizer is built here from the template string (``chat_templates/*.jinja``) and the
 family's special tokens over a byte-level alphabet without merges, so a masked run decodes to
@@ -46,6 +47,15 @@ FAMILIES = {
         + ["<|endoftext|>", "<|call|>", "<|constrain|>"],
         {"bos_token": "<|startoftext|>", "eos_token": "<|return|>", "pad_token": "<|endoftext|>"},
     ),
+    "mistral_v0_3": (
+        ["<s>", "</s>", "[INST]", "[/INST]"],
+        {"bos_token": "<s>", "eos_token": "</s>"},
+    ),
+    "deepseek_r1_distill": (
+        ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>"]
+        + ["<think>", "</think>"],
+        {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"},
+    ),
 }
 CHAT = [
     {"role": "system", "content": "Sim."},
@@ -71,6 +81,11 @@ AUTO = {
             "<|channel|>final<|message|>/h<|return|>",
         ],
     ),
+    # the system message only in the last user turn: not prefix-stable, so turn by turn
+    "mistral_v0_3": ("turns", [" <think>look</think>\na b</s>", " /h</s>"]),
+    # the rationale is dropped by the template; the answer starts inside the generation
+    # prompt (``<｜Assistant｜><think>\n``), so the prompt's length must not be skipped
+    "deepseek_r1_distill": ("prefix", ["\na b<｜end▁of▁sentence｜>", "/h<｜end▁of▁sentence｜>"]),
 }
 # Turn by turn: one sequence per assistant turn, its target what the template appends after
 # the generation prompt when that turn is the last.
@@ -84,6 +99,8 @@ TURNS = {
         "<|channel|>final<|message|><think>look</think>\na b<|return|>",
         "<|channel|>final<|message|>/h<|return|>",
     ],
+    "mistral_v0_3": [" <think>look</think>\na b</s>", " /h</s>"],
+    "deepseek_r1_distill": ["\na b<｜end▁of▁sentence｜>", "/h<｜end▁of▁sentence｜>"],
 }
 
 
@@ -114,9 +131,13 @@ def masked_runs(tok: PreTrainedTokenizerFast, ids: list[int], mask: list[int]) -
 def test_auto_strategy_masks_exactly_the_assistant_tokens(name: str) -> None:
     tok = family_tokenizer(name)
     masker = ChatMasker(tok)
-    [(ids, mask)] = masker.windows(CHAT, 4096)
     strategy, runs = AUTO[name]
     assert masker.strategy == strategy
+    if strategy == "turns":
+        windows = masker.windows(CHAT, 4096)
+        assert [r for ids, mask in windows for r in masked_runs(tok, ids, mask)] == runs
+        return
+    [(ids, mask)] = masker.windows(CHAT, 4096)
     assert masked_runs(tok, ids, mask) == runs
     # The sequence is the template's own rendering of the chat (with the training variant for
     # "markers" on a template that has no markers of its own).
@@ -135,6 +156,29 @@ def test_turn_by_turn_masks_the_last_turn_as_generated(name: str) -> None:
         prompt = tok.apply_chat_template(CHAT[:k], tokenize=False, add_generation_prompt=True)
         first = mask.index(1)
         assert tok.decode(ids[:first]) == prompt
+        assert CHAT[0]["content"] in prompt  # the system message is seen (Mistral: last turn)
+
+
+def test_mistral_v0_3_trains_the_answer_not_the_command_and_shows_the_system_prompt() -> None:
+    """The reported failure: under Mistral v0.3 the loss fell on the user's command and
+    ``[/INST]``, and the sequence never held the system message."""
+    tok = family_tokenizer("mistral_v0_3")
+    windows = ChatMasker(tok).windows(CHAT, 4096)
+    for command, (ids, mask) in zip(("ls", "pwd"), windows, strict=True):
+        first = mask.index(1)
+        prompt, target = tok.decode(ids[:first]), "".join(masked_runs(tok, ids, mask))
+        assert prompt.endswith(f"[INST] Sim.\n\n{command}[/INST]")
+        assert "[INST]" not in target and "ls" not in target and "pwd" not in target
+        assert target.endswith("</s>")
+
+
+def test_deepseek_r1_distill_trains_the_opening_observation_tag(episodes: list) -> None:
+    """The reported failure: the span started ``len("<think>\\n")`` characters into the
+    answer, so ``<predicted_observation>`` was never trained."""
+    tok = family_tokenizer("deepseek_r1_distill")
+    samples = sft_samples(episodes, tok, 4096)
+    runs = [r for s in samples for r in masked_runs(tok, s.input_ids, s.loss_mask)]
+    assert runs and all(r.startswith(OBS_OPEN) for r in runs)
 
 
 def test_qwen3_stock_template_is_not_prefix_stable_and_still_trains() -> None:
@@ -176,7 +220,9 @@ def test_long_chat_windows_keep_the_system_message_gemma3() -> None:
     assert targets == [f"o{t}<end_of_turn>" for t in range(6)]
 
 
-@pytest.mark.parametrize("name", ["qwen3", "phi3_5", "gptoss", "llama3"])
+@pytest.mark.parametrize(
+    "name", ["qwen3", "phi3_5", "gptoss", "llama3", "mistral_v0_3", "deepseek_r1_distill"]
+)
 def test_sft_and_policy_samples_train_on_observations_and_actions(
     name: str, episodes: list
 ) -> None:

@@ -19,7 +19,9 @@ SCRIPT = Path(__file__).with_name("dist_sft.py")
 
 @pytest.mark.slow
 def test_two_gloo_processes_train_and_log_the_mean_loss(tmp_path, tokenizer_dir):
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    # rank 1 is made late inside each checkpoint save (dist_sft.py's LATE_RANK_S), as a loaded
+    # machine makes it: rank 0 must wait for it before moving the checkpoint into place
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "LATE_RANK_S": "2"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
            str(SCRIPT), str(tmp_path), str(tokenizer_dir)]  # fmt: skip
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -34,3 +36,7 @@ def test_two_gloo_processes_train_and_log_the_mean_loss(tmp_path, tokenizer_dir)
         mean = (ranks[0]["losses"][k] + ranks[1]["losses"][k]) / 2
         assert record["loss"] == pytest.approx(mean, rel=1e-6)
     assert (tmp_path / "run" / "config.json").is_file()  # rank 0 exported the model
+    state = tmp_path / "run" / "trainer_state"  # both ranks' RNG states are in the checkpoint
+    assert {p.name for p in state.glob("random_states_*.pkl")} == {
+        "random_states_0.pkl", "random_states_1.pkl"}
+    assert not (tmp_path / "run" / "trainer_state.tmp").exists()

@@ -52,5 +52,5 @@ def test_set_output_dir_is_refused_for_output_dir(monkeypatch, tmp_path):
     done = CliRunner().invoke(app, [*args, "--set", "output_dir=/etc"], env={"COLUMNS": "300"})
     assert done.exit_code == 2 and trained == []
     message = " ".join(done.output.replace("│", " ").split())
-    assert "Invalid value for --set: output_dir='/etc': give where the result goes with --output-dir only" in message
+    assert "Invalid value for --set: output_dir='/etc': give where the result goes with --out only" in message
     assert CliRunner().invoke(app, args).exit_code == 0 and trained[0]["output_dir"] == str(tmp_path / "o")

@@ -56,4 +56,4 @@ def test_cli_lists_a_stages_options_without_an_output_dir():
     agent = runner.invoke(app, ["train", "agent", "--options"])
     assert agent.exit_code == 0 and "epsilon_decay_episodes" in agent.output
     missing = runner.invoke(app, ["train", "sft", "--data", "x.jsonl", "--model", "tiny"])
-    assert missing.exit_code == 2 and "--output-dir" in missing.output
+    assert missing.exit_code == 2 and "--out" in missing.output

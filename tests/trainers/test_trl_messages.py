@@ -44,3 +44,40 @@ def test_sft_trainer_runs_on_our_messages_export(corpus, tmp_path):
     assert "<predicted_observation>" in masked and "Explore" not in masked  # no prompt tokens
     result = trainer.train()
     assert result.global_step == 2 and result.training_loss > 0
+
+
+def test_our_checkpoints_template_passes_assistant_only_loss(corpus, tokenizer_dir, tmp_path):
+    """The tokenizer of our own checkpoints (ChatML) has ``{% generation %}`` markers, so TRL's
+    ``assistant_only_loss`` takes it as it is (without them TRL has no training variant of it
+    and refuses), and the loss falls on the observation answers only."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    from agentworld.core.formats import episode_messages
+
+    tok = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    ds = Dataset.from_list([{"messages": episode_messages(e)} for e in corpus[:4]])
+    torch.manual_seed(0)
+    cfg = Qwen3Config(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=2048,
+        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+    )  # fmt: skip
+    args = SFTConfig(
+        output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=2,
+        assistant_only_loss=True, report_to=[], use_cpu=True, logging_steps=1,
+        save_strategy="no", max_length=1024, dataset_num_proc=None,
+    )  # fmt: skip
+    trainer = SFTTrainer(
+        model=Qwen3ForCausalLM(cfg), args=args, train_dataset=ds, processing_class=tok
+    )
+    assert trainer.chat_template is None  # our own template, not a TRL variant
+    row = trainer.train_dataset[0]
+    masked = tok.decode([t for t, lab in zip(row["input_ids"], row["labels"]) if lab != -100])
+    steps = corpus[0].steps
+    assert masked.count("<predicted_observation>") == len(steps)
+    assert masked.count("<|im_end|>") == len(steps)  # each answer's end-of-turn is trained
+    assert "<|im_start|>" not in masked and steps[0].action.text not in masked
+    assert trainer.train().global_step == 1

@@ -8,7 +8,11 @@ Four panels (matplotlib, Agg canvas: no pyplot, no display):
    turns with fewer than :data:`MIN_TURN_N` transitions left out (their intervals span most
    of ``[0, 1]`` and say nothing);
 3. the main metric by action type, with intervals and ``n``;
-4. the training loss of every stage that ran (``train_log.jsonl`` records), stage after stage.
+4. the training loss of every stage that ran (``train_log.jsonl`` records), stage after stage;
+
+and, when the evaluation has more than one split (in distribution, out of distribution, a
+realistic split, any other), a row below with one panel per split: every metric per model,
+all transitions and non-empty real output, as panel 1 shows them for the main split.
 
 Intervals are those of :class:`~agentworld.core.evaluate.MetricStat` (Wilson or bootstrap,
 :mod:`agentworld.core.intervals`).
@@ -19,7 +23,12 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 
-from agentworld.core.evaluate import EvalResult, MetricStat
+from typing import TYPE_CHECKING
+
+from agentworld.core.evaluate import IN_DISTRIBUTION, EvalResult, MetricStat
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MIN_TURN_N = 10
 """Turns with fewer transitions are not drawn in the by-turn panel."""
@@ -34,17 +43,32 @@ def _errs(stats: Sequence[MetricStat]) -> list[list[float]]:
     return [[max(0.0, s.mean - s.ci_low) for s in stats], [max(0.0, s.ci_high - s.mean) for s in stats]]
 
 
-def _metric_bars(ax, result: EvalResult, colors: list) -> None:
+def _metric_bars(
+    ax,
+    result: EvalResult,
+    colors: list,
+    split: str | None = None,
+) -> None:
+    """Every metric per model over all transitions and over those with non-empty real output
+    (hatched): of the main aggregates, or of one ``split`` (``result.by_split*``)."""
     metrics, models = result.metrics, result.models
+    if split is None:
+        n_all, n_nonempty = result.num_transitions, result.num_nonempty
+        all_of, nonempty_of = result.overall, result.nonempty
+    else:
+        counts = result.splits.get(split, {})
+        n_all, n_nonempty = counts.get("transitions", 0), counts.get("nonempty", 0)
+        all_of = {m: result.by_split.get(m, {}).get(split, {}) for m in models}
+        nonempty_of = {m: result.by_split_nonempty.get(m, {}).get(split, {}) for m in models}
     width = min(0.8 / (2 * len(models)), 0.16)
     for j, name in enumerate(models):
         for k, (group, label, hatch) in enumerate(
             (
-                (result.overall[name], f"{name}: all (n={result.num_transitions})", None),
-                (result.nonempty[name], f"{name}: non-empty output (n={result.num_nonempty})", "//"),
+                (all_of[name], f"{name}: all (n={n_all})", None),
+                (nonempty_of[name], f"{name}: non-empty output (n={n_nonempty})", "//"),
             )
         ):
-            if not group:
+            if not group or any(m not in group for m in metrics):
                 continue
             stats = [group[m] for m in metrics]
             slot = 2 * j + k - (2 * len(models) - 1) / 2
@@ -58,8 +82,19 @@ def _metric_bars(ax, result: EvalResult, colors: list) -> None:
     ax.set_ylim(0, 1.3)  # room for the legend above the bars
     ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("mean score (95% CI)")
-    ax.set_title("Fidelity by metric: all transitions vs non-empty real output")
-    ax.legend(fontsize="x-small", ncol=1 if len(models) < 3 else 2, loc="upper left")
+    if split is None:
+        ax.set_title("Fidelity by metric: all transitions vs non-empty real output")
+    else:
+        ax.set_title(f"split: {split} (n={n_all})", fontsize="medium")
+    if n_all:
+        ax.legend(fontsize="x-small", ncol=1 if len(models) < 3 else 2, loc="upper left")
+    else:
+        ax.text(0.5, 0.5, "no transition in this split", ha="center", transform=ax.transAxes)
+
+
+def ordered_splits(result: EvalResult) -> list[str]:
+    """The splits of ``result``: in distribution first, then the others by name."""
+    return sorted(result.splits, key=lambda s: (s != IN_DISTRIBUTION, s))
 
 
 def _by_turn(ax, result: EvalResult, colors: list) -> None:
@@ -128,28 +163,44 @@ def _losses(ax, curves: LossCurves | None) -> None:
     ax.legend(fontsize="x-small")
 
 
+def build_figure(result: EvalResult, loss_curves: LossCurves | None = None) -> Figure:
+    """The matplotlib ``Figure`` of ``fidelity.png`` (Agg canvas): the four panels of the module
+    docstring, and below them, when ``result`` has more than one split, a row with one panel
+    per split (:func:`ordered_splits`)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    splits = ordered_splits(result) if len(result.splits) > 1 else []
+    fig = Figure(figsize=(14, 13.5 if splits else 9.5), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    if splits:
+        top, bottom = fig.subfigures(2, 1, height_ratios=[2, 1])
+    else:
+        top, bottom = fig, None
+    (bars, turns), (types, losses) = top.subplots(2, 2)
+    colors = [f"C{i % 10}" for i in range(len(result.models))]
+    _metric_bars(bars, result, colors)
+    _by_turn(turns, result, colors)
+    _by_type(types, result, colors)
+    _losses(losses, loss_curves)
+    if bottom is not None:
+        axes = bottom.subplots(1, len(splits), squeeze=False)[0]
+        for ax, split in zip(axes, splits, strict=True):
+            _metric_bars(ax, result, colors, split)
+    fig.suptitle(f"World-model fidelity: {result.num_transitions} transitions of "
+                 f"{result.num_episodes} episodes", fontsize="large")  # fmt: skip
+    return fig
+
+
 def render_figure(result: EvalResult, loss_curves: LossCurves | None = None) -> bytes:
-    """``fidelity.png`` as PNG bytes (the four panels of the module docstring).
+    """``fidelity.png`` as PNG bytes (:func:`build_figure`).
 
     Args:
         result: The evaluation result.
         loss_curves: ``{stage: [(step, loss), ...]}`` of the stages that trained the model;
             ``None`` or empty: the panel says there is no training log.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(14, 9.5), dpi=100)
-    FigureCanvasAgg(fig)
-    (bars, turns), (types, losses) = fig.subplots(2, 2)
-    colors = [f"C{i % 10}" for i in range(len(result.models))]
-    _metric_bars(bars, result, colors)
-    _by_turn(turns, result, colors)
-    _by_type(types, result, colors)
-    _losses(losses, loss_curves)
-    fig.suptitle(f"World-model fidelity: {result.num_transitions} transitions of "
-                 f"{result.num_episodes} episodes", fontsize="large")  # fmt: skip
-    fig.tight_layout()
+    fig = build_figure(result, loss_curves)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()

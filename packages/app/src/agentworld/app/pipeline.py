@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentworld.app.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
+from agentworld.app.progress_lines import ProgressLines
 from agentworld.app.tables import print_fidelity
 from agentworld.core import plugins
 from agentworld.core.collect import collect, split
@@ -161,6 +162,9 @@ def run_train(stage: str, cfg: TrainStageConfig, state: RunState, console: Conso
             raise ValueError(f"[{stage}] needs `model` (a preset or checkpoint directory): no earlier stage produced one")
         options["model"] = state.checkpoint
     episodes = _episodes(state.train_url)
+    if not console.is_terminal and options.get("progress") is not False:  # no bar: lines instead
+        options.setdefault("callback", ProgressLines(
+            stage, lambda line: console.print(line, markup=False, highlight=False)))
     console.print(f"[bold]{stage}[/bold]: {len(episodes)} training episodes, model {options['model']}")
     state.checkpoint = trainer.train(episodes, options)
     state.facts[stage] = {"checkpoint": state.checkpoint, "parameters": count_parameters(state.checkpoint)}

@@ -70,8 +70,15 @@ def register_commands(cli: Any) -> None:
     @cli.command("serve-openai")
     def serve_openai_cmd(
         checkpoint: Annotated[
-            str, typer.Argument(help="Checkpoint directory (or a hub id you pass).")
-        ],
+            str | None,
+            typer.Argument(
+                help="Checkpoint directory (or a hub id you pass); the old form of --model."
+            ),
+        ] = None,
+        model: Annotated[
+            str | None,
+            typer.Option(help="Checkpoint directory (or a hub id you pass)."),
+        ] = None,
         host: Annotated[
             str, typer.Option(help="Interface to bind; loopback unless you mean to expose it.")
         ] = "127.0.0.1",
@@ -134,6 +141,12 @@ def register_commands(cli: Any) -> None:
         from agentworld.sim.server.auth import check_exposure
         from agentworld.sim.server.openai_server import serve
 
+        if (model is None) == (checkpoint is None):
+            raise typer.BadParameter(
+                "give the checkpoint once: --model DIR (or, the old way, a CHECKPOINT argument)",
+                param_hint="--model",
+            )
+        checkpoint = model or checkpoint
         api_key = _resolve_api_key(
             api_key, api_key_file, ("AGENTWORLD_API_KEY", "AGENTWORLD_SERVE_API_KEY")
         )
@@ -163,7 +176,12 @@ def register_commands(cli: Any) -> None:
         domain: Annotated[str, typer.Option(help="Domain to serve (see `agentworld domains`).")],
         checkpoint: Annotated[
             str | None,
-            typer.Option(help="World-model checkpoint directory: serve simulated envs."),
+            typer.Option(
+                "--model",
+                "--checkpoint",
+                help="World-model checkpoint directory: serve simulated envs (--checkpoint: "
+                "the old name).",
+            ),
         ] = None,
         real: Annotated[
             bool, typer.Option("--real", help="Serve the domain's real env instead.")

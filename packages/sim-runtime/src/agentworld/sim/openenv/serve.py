@@ -50,7 +50,7 @@ def build_app(
     from agentworld.core.plugins import get_domain, get_sim_backend
 
     if (checkpoint is None) == (not real):
-        raise ValueError("serve needs exactly one of --checkpoint DIR (simulated) or --real")
+        raise ValueError("serve needs exactly one of --model DIR (simulated) or --real")
     domain_obj = get_domain(domain)
     if real:
         factory: Any = RealEnvFactory(domain_obj, **(env_options or {}))

@@ -26,7 +26,9 @@ the first of these strategies that applies:
     prompt being the template's rendering of its history with the generation
     prompt and the target what the template appends for that answer. This is
     exactly what the model sees at inference time, at the cost of repeating the
-    history once per turn.
+    history once per turn. Where the template renders the history differently once an
+    answer follows (Mistral v0.3 shows the system message in the last user turn only), the
+    answer is cut out at its content (:mod:`agentworld.trainers.models.chat_render`).
 
 Whichever applies, the loss falls on the assistant tokens as the template
 renders them, end-of-turn marker included, and on nothing else.
@@ -44,6 +46,9 @@ from typing import Literal
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core.formats import Message
+from agentworld.trainers.models.chat_render import render_with_spans, turn_sequence
+
+__all__ = ["STRATEGIES", "ChatMasker", "has_generation_markers", "render_with_spans"]
 
 Strategy = Literal["markers", "prefix", "turns"]
 STRATEGIES: tuple[str, ...] = ("markers", "prefix", "turns")
@@ -76,44 +81,6 @@ def _template(tokenizer: PreTrainedTokenizerBase) -> str:
             "tokenizer.chat_template (e.g. ChatML) and save it with the tokenizer"
         )
     return template
-
-
-def render_with_spans(
-    tokenizer: PreTrainedTokenizerBase, messages: list[Message], template: str | None = None
-) -> tuple[str, list[int], list[tuple[int, int]]]:
-    """Render ``messages`` and locate each message and each assistant answer in the text.
-
-    Returns:
-        ``(text, starts, spans)``: the rendered chat; the character offset where
-        each message begins; and the ``[start, end)`` character span of every
-        assistant answer, from its first content character through its
-        end-of-turn marker (trailing whitespace excluded).
-
-    Raises:
-        ValueError: the chat template is not prefix-stable (rendering a prefix
-            of the conversation must give a prefix of the full text).
-    """
-
-    def render(msgs: list[Message], gen: bool = False) -> str:
-        return tokenizer.apply_chat_template(
-            msgs, tokenize=False, add_generation_prompt=gen, chat_template=template
-        )
-
-    text = render(messages)
-    starts, spans = [], []
-    for k, message in enumerate(messages):
-        head = render(messages[:k]) if k else ""
-        if not text.startswith(head):
-            raise ValueError(
-                "the tokenizer's chat template is not prefix-stable; cannot mask SFT targets "
-                "by prefixes (ChatMasker falls back to generation markers or turn-by-turn)"
-            )
-        starts.append(len(head))
-        if message["role"] == "assistant":
-            prompt = render(messages[:k], gen=True)
-            end = len(render(messages[: k + 1]).rstrip())
-            spans.append((len(prompt), end))
-    return text, starts, spans
 
 
 def _training_template(tokenizer: PreTrainedTokenizerBase) -> str | None:
@@ -210,6 +177,15 @@ class ChatMasker:
         tail = prefix.rstrip().rsplit("\n", 1)[-1]
         at = text.find(tail, span[0], span[1])
         return span if at < 0 else (at + len(tail), span[1])
+
+    @classmethod
+    def _skip_rendered(cls, text: str, span: tuple[int, int], prefix: str) -> tuple[int, int]:
+        """Move a span's start past ``prefix``: its length when the template wrote the content
+        verbatim at the span's start, else past its last line (:meth:`_skip`; DeepSeek-R1-distill
+        drops the ``<think>`` block)."""
+        if text.startswith(prefix, span[0]):
+            return span[0] + len(prefix), span[1]
+        return cls._skip(text, span, prefix)
 
     def _marked(
         self, msgs: list[Message]
@@ -314,13 +290,8 @@ class ChatMasker:
                 ids, offsets = self._encode(text)
                 span = spans[-1]
             else:
-                prompt, text = self._render(msgs[:-1], gen=True), self._render(msgs)
-                start = next(
-                    (i for i, (a, b) in enumerate(zip(prompt, text)) if a != b),
-                    min(len(prompt), len(text)),
-                )
+                text, span = turn_sequence(self.tokenizer, msgs, self.template)
                 ids, offsets = self._encode(text)
-                span = (start, len(text.rstrip()))
             if not keep_history or len(ids) <= max_seq_len or len(msgs) <= 3:
                 break
             first += 2
@@ -331,7 +302,7 @@ class ChatMasker:
         self, messages: list[Message], max_seq_len: int, skips: list[str]
     ) -> list[Window]:
         text, starts, spans = render_with_spans(self.tokenizer, messages)
-        spans = [(a + len(k), b) for (a, b), k in zip(spans, skips)]
+        spans = [self._skip_rendered(text, s, k) for s, k in zip(spans, skips)]
         ids, offsets = self._encode(text)
         mask = self._mask(offsets, spans)
         first = [next((i for i, (s, _) in enumerate(offsets) if s >= c), len(ids)) for c in starts]
@@ -355,7 +326,8 @@ class ChatMasker:
     def _prefix_encode(self, msgs: list[Message], skips: Sequence[str]) -> Window:
         text, _, spans = render_with_spans(self.tokenizer, msgs)
         ids, offsets = self._encode(text)
-        return ids, self._mask(offsets, [(a + len(k), b) for (a, b), k in zip(spans, skips)])
+        spans = [self._skip_rendered(text, s, k) for s, k in zip(spans, skips)]
+        return ids, self._mask(offsets, spans)
 
     def _marker_encode(self, msgs: list[Message], skips: Sequence[str]) -> Window:
         text, ids, offsets, spans = self._marked(msgs)

@@ -130,8 +130,9 @@ def dequantized_copy(model: PreTrainedModel) -> PreTrainedModel:
     data = model.config.to_dict()
     data.pop("quantization_config", None)
     config = type(model.config).from_dict(data)
-    config._attn_implementation = "sdpa"
-    with no_init_weights():  # every weight is overwritten below: skip the random init
+    # attention: transformers' default, SDPA where the architecture has it, else eager;
+    # every weight is overwritten below: skip the random init
+    with no_init_weights():
         plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     plain.load_state_dict(model.state_dict(), strict=True)
     plain.tie_weights()

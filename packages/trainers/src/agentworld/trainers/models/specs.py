@@ -206,7 +206,9 @@ def load_model(
                 "save the tokenizer next to the model or pass tokenizer=<tokenizer directory>"
             )
         tok = tokenizer or AutoTokenizer.from_pretrained(text, **kwargs)
-        model = load_causal_lm(text, dtype=torch.float32, attn_implementation="sdpa", **kwargs)
+        # attention: transformers' default, SDPA where the architecture has it, else eager
+        # (gpt-oss: its attention sinks have no SDPA path, and asking for SDPA raises)
+        model = load_causal_lm(text, dtype=torch.float32, **kwargs)
         rows = model.get_input_embeddings().num_embeddings
         if len(tok) > rows:
             raise ModelSpecError(

@@ -4,7 +4,7 @@ The tokenizer is what a locally built world model speaks: byte-level BPE (the
 GPT-2 / Qwen scheme, so any text round-trips, except that whitespace runs are
 split off as tokens of their own) trained with the ``tokenizers``
 library, special tokens ``<|endoftext|>`` (eos and pad), ``<|im_start|>`` and
-``<|im_end|>``, and the Qwen ChatML template. The prediction-contract tags
+``<|im_end|>``, and the Qwen ChatML template with ``{% generation %}`` markers. The prediction-contract tags
 (``<predicted_observation>`` and friends) are atomic added tokens, one token each.
 
 What the BPE trainer sees is bounded (:func:`bounded_samples`): each document is cut to
@@ -45,9 +45,19 @@ MAX_SAMPLE_CHARS = 1 << 20
 MAX_RUN_CHARS = 1024
 _LONG_RUN = re.compile(rf"\S{{{MAX_RUN_CHARS + 1},}}")
 
+# ChatML; an assistant answer and its <|im_end|> are wrapped in {% generation %} markers (they
+# write nothing), so ``apply_chat_template(..., return_assistant_tokens_mask=True)`` and TRL's
+# ``assistant_only_loss`` find the answers (transformers' chat-template docs, "assistant tokens
+# mask"). Renders exactly as plain ChatML.
 CHATML_TEMPLATE = (
     "{%- for message in messages %}"
+    "{%- if message['role'] == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' }}"
+    "{%- generation %}{{- message['content'] + '<|im_end|>' }}{%- endgeneration %}"
+    "{{- '\\n' }}"
+    "{%- else %}"
     "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{%- endif %}"
     "{%- endfor %}"
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 )

@@ -112,6 +112,9 @@ def _export(
 def save_state(accelerator: Accelerator, out: Path, state: dict[str, Any]) -> None:
     """Save the resumable training state (all processes must call this).
 
+    Every process writes its part (rank 0 the model and optimizer, each rank its RNG state)
+    into ``trainer_state.tmp``; after a barrier, rank 0 swaps it in as ``trainer_state``.
+
     Args:
         accelerator: The run's accelerator (its prepared model and optimizer are saved).
         out: The run's ``output_dir``.
@@ -122,6 +125,9 @@ def save_state(accelerator: Accelerator, out: Path, state: dict[str, Any]) -> No
         shutil.rmtree(tmp)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(tmp), safe_serialization=False)
+    # every rank writes into ``tmp`` (its own ``random_states_{rank}.pkl``); rank 0 may move it
+    # into place only once all have finished, or a late rank writes into a directory gone
+    accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         (tmp / "state.json").write_text(json.dumps(state, indent=1))
         _ordinary_modes(tmp)

@@ -101,13 +101,13 @@ def check_output_dir(cfg: OutputSettings) -> None:
         if path.exists() and not path.is_dir():
             raise OutputDirError(
                 f"output_dir {str(out)!r}: {str(path)!r} is a file, not a directory; "
-                "choose another --output-dir"
+                "choose another --out"
             )
     held = None if cfg.resume or cfg.overwrite or not out.is_dir() else ckpt.describe(out)
     if held is not None:
         raise OutputDirError(
             f"output_dir {str(out)!r} holds {held}; pass --set resume=true to continue it, "
-            "--set overwrite=true to replace it, or choose another --output-dir"
+            "--set overwrite=true to replace it, or choose another --out"
         )
 
 

@@ -1,0 +1,131 @@
+"""Where a chat template puts each assistant answer: character spans of the targets of SFT.
+
+Templates render an answer in ways a plain "text after the generation prompt" rule gets
+wrong:
+
+- DeepSeek-R1-distill's generation prompt is ``<｜Assistant｜><think>\\n`` while a rendered
+  answer is ``<｜Assistant｜>`` + answer (reasoning dropped): the answer starts *inside* the
+  generation prompt, and skipping the prompt's length skips the answer's first characters
+  (its ``<predicted_observation>`` tag).
+- Mistral v0.3 (``mistralai/Mistral-7B-Instruct-v0.3``) writes the system message into the
+  *last* user turn only, so a chat ending in an answer never shows it, and the rendering of
+  the history differs from the rendering of the whole chat inside the last user turn.
+
+Both are found by rendering the answer once more with a sentinel as its content
+(:data:`SENTINEL`): where the sentinel lands is where the template puts the answer's
+content, whatever it writes before it.
+"""
+
+from __future__ import annotations
+
+from os.path import commonprefix
+
+from transformers import PreTrainedTokenizerBase
+
+from agentworld.core.formats import Message
+
+# Plain text no template rewrites (no whitespace to trim, no tag to split on).
+SENTINEL = "AGENTWORLD-ANSWER-7f3a"
+
+
+def render(
+    tokenizer: PreTrainedTokenizerBase,
+    messages: list[Message],
+    gen: bool = False,
+    template: str | None = None,
+) -> str:
+    """``apply_chat_template(messages)`` as text (``gen``: with the generation prompt)."""
+    if not messages:
+        return ""
+    return tokenizer.apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=gen, chat_template=template
+    )
+
+
+def content_start(
+    tokenizer: PreTrainedTokenizerBase, messages: list[Message], template: str | None = None
+) -> int | None:
+    """Character offset in ``render(messages)`` where the final (assistant) message's content
+    begins, or ``None`` when the template does not render it at one place (the text before it
+    depends on the content, or the content is not written at all)."""
+    probe = [*messages[:-1], {"role": "assistant", "content": SENTINEL}]
+    marked = render(tokenizer, probe, template=template)
+    at = marked.find(SENTINEL)
+    if at < 0 or not render(tokenizer, messages, template=template).startswith(marked[:at]):
+        return None
+    return at
+
+
+def render_with_spans(
+    tokenizer: PreTrainedTokenizerBase, messages: list[Message], template: str | None = None
+) -> tuple[str, list[int], list[tuple[int, int]]]:
+    """Render ``messages`` and locate each message and each assistant answer in the text.
+
+    An answer's span starts where the generation prompt of its history ends, or earlier
+    where the answer's content starts before that (DeepSeek-R1-distill: the prompt's
+    ``<think>\\n`` is not in a rendered answer), and ends after its end-of-turn marker.
+
+    Returns:
+        ``(text, starts, spans)``: the rendered chat; the character offset where
+        each message begins; and the ``[start, end)`` character span of every
+        assistant answer, from its first content character through its
+        end-of-turn marker (trailing whitespace excluded).
+
+    Raises:
+        ValueError: the chat template is not prefix-stable (rendering a prefix
+            of the conversation must give a prefix of the full text).
+    """
+    text = render(tokenizer, messages, template=template)
+    starts, spans = [], []
+    for k, message in enumerate(messages):
+        head = render(tokenizer, messages[:k], template=template)
+        if not text.startswith(head):
+            raise ValueError(
+                "the tokenizer's chat template is not prefix-stable; cannot mask SFT targets "
+                "by prefixes (ChatMasker falls back to generation markers or turn-by-turn)"
+            )
+        starts.append(len(head))
+        if message["role"] == "assistant":
+            upto = render(tokenizer, messages[: k + 1], template=template)
+            prompt = render(tokenizer, messages[:k], gen=True, template=template)
+            start = len(commonprefix([prompt, upto]))
+            content = content_start(tokenizer, messages[: k + 1], template)
+            if content is not None and len(head) <= content < start:
+                start = content
+            spans.append((start, len(upto.rstrip())))
+    return text, starts, spans
+
+
+def turn_sequence(
+    tokenizer: PreTrainedTokenizerBase, messages: list[Message], template: str | None = None
+) -> tuple[str, tuple[int, int]]:
+    """The text of one training sequence whose target is the final assistant message, and
+    the target's ``[start, end)`` character span in it.
+
+    The sequence is what the model sees at inference, the history rendered with the
+    generation prompt, followed by the answer as the template renders it after that history.
+    When the template renders the whole chat with that prompt as a prefix, the sequence is
+    the whole chat. Otherwise (Mistral v0.3: the system message moves into the last user
+    turn only when that turn is last) the answer is cut out of the whole chat at its
+    content (found with :data:`SENTINEL`), together with what the template writes between
+    the user turn and the content (Mistral's ``" "``).
+
+    Args:
+        messages: ``[system, ..., user, assistant]``.
+    """
+    prompt = render(tokenizer, messages[:-1], gen=True, template=template)
+    text = render(tokenizer, messages, template=template)
+    at = content_start(tokenizer, messages, template)
+    if text.startswith(prompt) or at is None:
+        start = len(commonprefix([prompt, text]))
+        return text, (start, len(text.rstrip()))
+    before, body = text[:at], text[at:]
+    user = messages[-2]["content"]
+    header = ""
+    if user and prompt.rfind(user) >= 0:
+        tail = prompt[prompt.rfind(user) :]  # the last user turn's end, as the prompt writes it
+        found = before.rfind(tail)
+        if found >= 0:
+            header = before[found + len(tail) :]
+    sequence = prompt + header + body
+    return sequence, (len(prompt), len(sequence.rstrip()))
