@@ -74,7 +74,7 @@ def replicas(model: Path, n: int, logs: Path) -> Iterator[list[str]]:
         for i in range(n):
             port = free_port("127.0.0.1")
             command = [sys.executable, "-c", "from agentworld.app.cli import main; main()",
-                       "serve-openai", str(model), "--port", str(port), "--device", "cpu",
+                       "serve-openai", "--model", str(model), "--port", str(port), "--device", "cpu",
                        "--served-model-name", "wm", "--max-wait-ms", "5"]  # fmt: skip
             log = (logs / f"replica{i}.log").open("wb")
             procs.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env))
