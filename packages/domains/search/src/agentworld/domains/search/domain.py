@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from agentworld.core.call_rationales import call_rationale, signatures
 from agentworld.core.domain_base import DomainBase
-from agentworld.core.types import Action, Episode, Observation, Task
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.search import scorer, tools
 from agentworld.domains.search.corpus import DOC_MODULES, cache_dir
 from agentworld.domains.search.env import SearchEnv, call_of
@@ -29,6 +31,8 @@ A malformed call gives one line starting with Error:.
 
 Tool definitions:
 """
+
+TOOL_SIGNATURES = signatures(tools.TOOL_DEFINITIONS)
 
 
 class SearchDomain(DomainBase):
@@ -124,6 +128,23 @@ class SearchDomain(DomainBase):
     def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
         """``dict_memory`` responses and tool errors follow from the history alone."""
         return self.action_type(action) in ("dict_memory", "invalid")
+
+    def explain(
+        self,
+        step: Step,
+        previous_state: dict[str, Any] | None,
+        history: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """The call, its check against the tool definitions and the earlier turns that made or
+        showed what it refers to (a URL a search listed, a memory key added before)
+        (:func:`agentworld.core.call_rationales.call_rationale`)."""
+        return call_rationale(step.action.text, history, TOOL_SIGNATURES)
+
+    def explain_text(
+        self, action: str, observation: str, history: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """:meth:`explain` from text alone (it reads no state)."""
+        return call_rationale(action, history, TOOL_SIGNATURES)
 
     def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
         """``(1.0, True)`` after a correct answer, ``(0.0, True)`` after a wrong one, else

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from agentworld.core.call_rationales import call_rationale, signatures
 from agentworld.core.domain_base import DomainBase
-from agentworld.core.toolcalls import call_of
-from agentworld.core.types import Action, Episode, Observation, Task
+from agentworld.core.toolcalls import ToolCallError, call_of, parse_call
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.swe import scorer, tools
 from agentworld.domains.swe.env import SweEnv
 from agentworld.domains.swe.policies import make_policies
@@ -27,6 +29,29 @@ A malformed call gives one line starting with Error:.
 
 Tool definitions:
 """
+
+TOOL_SIGNATURES = signatures(tools.TOOL_DEFINITIONS)
+EDITS = ("create", "str_replace", "insert")
+
+
+def explain_call(action: str, history: Sequence[tuple[str, str]] = ()) -> str:
+    """The rationale of an swe call (:func:`agentworld.core.call_rationales.call_rationale`):
+    a test run or a submission also reads every earlier edit and ``bash`` command, as they
+    may have changed the files the tests import."""
+    try:
+        name, _ = parse_call(action)
+    except ToolCallError:
+        name = ""
+    extra = []
+    if name in ("run_tests", "submit"):
+        for k, (earlier, _) in enumerate(history):
+            try:
+                tool, arguments = parse_call(earlier)
+            except ToolCallError:
+                continue
+            if tool == "bash" or (tool == "str_replace_editor" and arguments.get("command") in EDITS):
+                extra.append(k)
+    return call_rationale(action, history, TOOL_SIGNATURES, extra)
 
 
 class SweDomain(DomainBase):
@@ -105,6 +130,23 @@ class SweDomain(DomainBase):
                          "Unrecognized", "Error"))):
                 edited.add(path)
         return out
+
+    def explain(
+        self,
+        step: Step,
+        previous_state: dict[str, Any] | None,
+        history: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """The call, its check against the tool definitions and the earlier turns it depends
+        on: those that name or show its values (a path, a test id) and, for ``run_tests`` and
+        ``submit``, the earlier edits and shell commands (:func:`explain_call`)."""
+        return explain_call(step.action.text, history)
+
+    def explain_text(
+        self, action: str, observation: str, history: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """:meth:`explain` from text alone (it reads no state)."""
+        return explain_call(action, history)
 
     def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
         """Tool errors follow from the call alone."""
