@@ -93,4 +93,6 @@ def test_collect_and_convert_through_the_cli(tmp_path, monkeypatch):
     monkeypatch.setattr(console, "width", 250)  # one table row per line
     listed = runner.invoke(app, ["domains"])
     row = next(line for line in listed.output.splitlines() if line.startswith("│ mcp "))
-    assert "│ yes" in row and "official mcp SDK" in row
+    assert "│ yes" in row
+    facts = listed.output.split("\nmcp\n", 1)[1]
+    assert facts.startswith("  environment: real MCP servers over stdio (official mcp SDK")
