@@ -13,10 +13,10 @@ from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.swe import scorer, tools
 from agentworld.domains.swe.env import SweEnv
 from agentworld.domains.swe.policies import make_policies
-from agentworld.domains.swe.project import HOME, PROJECT
+from agentworld.domains.swe.project import HOME, PROJECT, PROJECTS
 from agentworld.domains.swe.tasks import KINDS, SweTaskSampler
 
-SYSTEM_PROMPT = f"""You simulate a software engineering environment: a git repository of a small Python library ({PROJECT}) at {HOME} in a Linux sandbox, with python3 and git and no network. Given one tool call, reply with the exact output the tool returns.
+SYSTEM_PROMPT = f"""You simulate a software engineering environment: a git repository of a small Python library (@PROJECT@) at {HOME} in a Linux sandbox, with python3 and git and no network. Given one tool call, reply with the exact output the tool returns.
 
 Tools and their outputs:
 - bash {{"command": str}}: the command's output (stdout and stderr), nothing else.
@@ -64,7 +64,9 @@ class SweDomain(DomainBase):
         """The world-model system prompt: the tools' outputs and their JSON definitions (as the
         public AgentWorldBench swe prompt lists the agent's tools), plus, for a task, the issue
         the agent works on."""
-        text = SYSTEM_PROMPT + json.dumps(tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
+        project = (task.setup.get("project") if task else None) or PROJECT
+        text = SYSTEM_PROMPT.replace("@PROJECT@", project) + json.dumps(
+            tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
         return f"{text}\n\nIssue given to the agent:\n{task.instruction}" if task else text
 
     def make_env(self, **kwargs: Any) -> SweEnv:
@@ -165,8 +167,8 @@ class SweDomain(DomainBase):
 
     def describe(self) -> dict[str, str]:
         return {
-            "environment": f"real: a git repository of {PROJECT} (a small Python library with a "
-                           "unittest suite) in the terminal domain's sandbox",
+            "environment": f"real: a git repository of {' or '.join(PROJECTS)} (small Python "
+                           "libraries with unittest suites) in the terminal domain's sandbox",
             "bugs": "injected by mutation as SWE-smith does (Yang et al. 2025)",
             "tools": ", ".join(tools.TOOLS) + " (SWE-agent's str_replace_editor)",
             "task kinds": ", ".join(KINDS),
