@@ -131,7 +131,7 @@ class McpDomain(DomainBase):
             "servers": ", ".join(SERVERS) + " (python -m agentworld.domains.mcp.servers.NAME)",
             "action": '{"name": TOOL, "arguments": {...}} -> the raw tool response',
             "tasks": ", ".join(KINDS),
-            "policies": ", ".join(make_policies()),
+            "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
         }
 
 
