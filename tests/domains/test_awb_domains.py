@@ -50,6 +50,15 @@ def test_domains_command_says_which_are_data_only():
         assert ("yes" if name in REAL else "no (data-only)") in rows[name], rows[name]
 
 
+def test_domains_command_fits_80_columns():
+    result = CliRunner().invoke(app, ["domains"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(map(len, lines)) <= 80, max(lines, key=len)
+    assert any(line.startswith("│ frozenlake-4x4-slippery │ yes ") for line in lines)  # unfolded
+    assert "\nsearch\n  environment: real: BM25 search" in result.output  # facts under names
+
+
 @pytest.mark.slow
 def test_train_sft_on_rows_of_all_seven_domains(tmp_path):
     rows = [r for d in DOMAINS for r in card_rows(d, 40, 2)]

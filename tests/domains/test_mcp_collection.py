@@ -32,13 +32,15 @@ def test_scripted_expert_solves_every_kind_on_every_server():
         env.close()
 
 
-def test_random_policy_makes_real_errors_and_never_raises():
+def test_random_policy_makes_mostly_valid_calls_with_real_errors_and_never_raises():
     domain = McpDomain()
-    episodes = collect(domain, 6, policies={"random": 1.0}, seed=3, max_steps=10, workers=1)
+    episodes = collect(domain, 12, policies={"random": 1.0}, seed=3, max_steps=10, workers=1)
     steps = [s for e in episodes for s in e.steps]
-    assert len(steps) >= 18
+    assert len(steps) >= 36
     errors = [s for s in steps if s.info["is_error"]]
-    assert errors and len(errors) < len(steps)
+    assert 0.1 <= len(errors) / len(steps) <= 0.5, len(errors) / len(steps)  # was 0.73
+    malformed = [s for s in steps if domain.action_type(s.action) == "malformed"]
+    assert len(malformed) < len(errors) / 2  # most errors come from the server itself
     assert any(s.observation.text.startswith("Error executing tool") for s in errors)
     assert {domain.action_type(s.action) for s in steps} - {"malformed"}
 
@@ -91,4 +93,6 @@ def test_collect_and_convert_through_the_cli(tmp_path, monkeypatch):
     monkeypatch.setattr(console, "width", 250)  # one table row per line
     listed = runner.invoke(app, ["domains"])
     row = next(line for line in listed.output.splitlines() if line.startswith("│ mcp "))
-    assert "│ yes" in row and "official mcp SDK" in row
+    assert "│ yes" in row
+    facts = listed.output.split("\nmcp\n", 1)[1]
+    assert facts.startswith("  environment: real MCP servers over stdio (official mcp SDK")

@@ -178,3 +178,30 @@ def test_passes_gymnasium_check_env():
             check_env(env.unwrapped)
     finally:
         env.close()
+
+
+def test_an_episode_with_a_restarted_server_is_marked():
+    from agentworld.core.collect import run_episode
+    from agentworld.core.domain_base import PolicyBase
+    from agentworld.domains.mcp.domain import McpDomain
+
+    class Crasher(PolicyBase):
+        name = "crasher"
+        calls = ['{"name": "echo", "arguments": {"text": "a"}}', "not json",
+                 '{"name": "crash", "arguments": {}}', '{"name": "echo", "arguments": {"text": 3}}',
+                 '{"name": "echo", "arguments": {"text": "b"}}']
+
+        def act(self, task, history):
+            done = sum(isinstance(h, Action) for h in history)
+            return Action(text=self.calls[done]) if done < len(self.calls) else None
+
+    env = McpEnv(server=FAULTY, timeout_s=5.0)
+    try:
+        episode = run_episode(McpDomain(), env, None, Crasher(), seed=0, max_steps=10)
+    finally:
+        env.close()
+    texts = [s.observation.text for s in episode.steps]
+    assert texts[1].startswith("Error: the action is not valid JSON")  # the collector goes on
+    assert texts[2].endswith("the server was restarted") and texts[4] == "b"
+    assert "validation error" in texts[3] and episode.steps[3].info["is_error"]
+    assert episode.metadata["restarted_steps"] == [2]

@@ -65,3 +65,36 @@ def test_world_is_seeded_and_consistent_across_pages():
         assert f"| Birthplace | {founder.birthplace} |" in founder_page
     with pytest.raises(ValueError, match="companies <= people"):
         make_world(0, people=3, companies=4)
+
+
+def test_index_is_cached_privately_and_answers_as_a_fresh_one(tmp_path, monkeypatch):
+    import stat
+
+    from agentworld.domains.search.corpus import cache_dir
+    from agentworld.domains.search.engine import index_path
+
+    monkeypatch.setenv("AGENTWORLD_CACHE", str(tmp_path / "cache"))
+    assert cache_dir() == tmp_path / "cache" / "search"
+    pages = build_corpus(0)
+    built = Engine(pages, index_path(0, cache_dir()))
+    assert not built.loaded and stat.S_IMODE(cache_dir().stat().st_mode) == 0o700
+    assert sorted(p.name for p in cache_dir().iterdir()) == sorted([
+        corpus_path(0).name, index_path(0, cache_dir()).name])  # no temporary left behind
+    loaded = Engine(pages, index_path(0, cache_dir()))
+    fresh = Engine(pages)
+    assert loaded.loaded
+    for query in ("json dumps indent", "founded river city", "heapq merge", "qqqzzz"):
+        assert [(h.page.url, h.score) for h in loaded.search(query, 10)] == \
+            [(h.page.url, h.score) for h in fresh.search(query, 10)]
+    with pytest.raises(ValueError, match="cached index .* has 829 pages, the corpus 10"):
+        Engine(pages[:10], index_path(0, cache_dir()))
+
+
+def test_cache_refuses_a_symbolic_link(tmp_path, monkeypatch):
+    from agentworld.core.cache import cache_dir as core_cache_dir
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "cache").symlink_to(tmp_path / "elsewhere")
+    monkeypatch.setenv("AGENTWORLD_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(OSError, match="cache directory .*cache is a symbolic link"):
+        core_cache_dir()

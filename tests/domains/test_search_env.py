@@ -138,3 +138,19 @@ def test_gymnasium_make_runs_the_real_env():
     obs, *_ = env.step(render_call("web_search", {"query": "json dumps"}))
     assert obs.startswith("[1] https://docs.python.org/3/library/json.html")
     env.close()
+
+
+def test_extractor_pages_long_content_with_max_length_and_start_index(env):
+    text = env.engine.page(JSON_DUMPS).text
+    first, *_ = call(env, "web_extractor", url=JSON_DUMPS, max_length=100)
+    assert first == (f"{text[:100]}\n\n[Content truncated: characters 0-100 of {len(text)} shown. "
+                     "Call web_extractor with start_index 100 to read more.]")
+    rest, *_ = call(env, "web_extractor", url=JSON_DUMPS, start_index=100)
+    assert rest == text[100:]  # the default max_length (5,000) holds the rest
+    past, *_ = call(env, "web_extractor", url=JSON_DUMPS, start_index=len(text))
+    assert past == (f"Error: web_extractor: start_index {len(text)} is past the end of the "
+                    f"content ({len(text)} characters); no more content available.")
+    bad, *_ = call(env, "web_extractor", url=JSON_DUMPS, max_length=0)
+    assert bad == "Error: web_extractor: max_length must be an integer from 1 to 100000, got 0"
+    bad, *_ = call(env, "web_extractor", url=JSON_DUMPS, start_index="10")
+    assert bad == "Error: web_extractor: start_index must be an integer >= 0, got '10'"

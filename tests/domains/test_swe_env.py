@@ -45,11 +45,12 @@ def _play(env, policy, task):
     return reward, history, info
 
 
-def test_scripted_expert_solves_every_kind_and_nothing_is_left(capsys):
+def test_scripted_expert_solves_every_kind_in_both_projects_and_nothing_is_left(capsys):
     before = _children()
     env = SweEnv()
-    tasks = SweTaskSampler().sample(len(KINDS), seed=11)
-    assert {t.kind for t in tasks} == set(KINDS)
+    tasks = SweTaskSampler().sample(2 * len(KINDS), seed=11)
+    assert {(t.kind, t.setup["project"]) for t in tasks} == {
+        (k, p) for k in KINDS for p in ("textkit", "ledger")}
     resets, steps, spent = [], 0, 0.0
     try:
         for i, task in enumerate(tasks):
@@ -69,7 +70,8 @@ def test_scripted_expert_solves_every_kind_and_nothing_is_left(capsys):
                 steps += 1
             spent += time.perf_counter() - start
             assert reward == 1.0 and terminated, (task.kind, history[-1])
-            assert all(last["tests"].values()) and len(last["tests"]) == 32
+            suite = {"textkit": 32, "ledger": 24}[task.setup["project"]]
+            assert all(last["tests"].values()) and len(last["tests"]) == suite
             assert "FAIL" in history[2]  # the first test run shows the bug
             state = env.privileged_state()
             assert state["diff"].startswith("diff --git a/" + task.setup["mutation"]["file"])

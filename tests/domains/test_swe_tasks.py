@@ -9,7 +9,7 @@ from agentworld.core.types import Action, Episode, Observation, Step
 from agentworld.domains.swe import testlog
 from agentworld.domains.swe.domain import SweDomain
 from agentworld.domains.swe.mutations import OPERATORS, Mutation, apply, candidates, fix_edit
-from agentworld.domains.swe.project import MODULES, project_files, suite_files
+from agentworld.domains.swe.project import get_project, project_files, suite_files
 from agentworld.domains.swe.scorer import score
 from agentworld.domains.swe.tasks import KINDS, SweTaskSampler, repo_files, run_on_host
 from agentworld.domains.swe.tools import render_call
@@ -23,11 +23,22 @@ def test_project_suite_passes_on_the_host():
     assert suite_files() == ["tests/test_dates.py", "tests/test_stats.py", "tests/test_text.py"]
 
 
-def test_every_operator_has_candidates_and_fix_edit_reverts_each():
-    files = project_files()
+def test_the_second_project_suite_passes_on_the_host():
+    log = run_on_host(project_files("ledger"))
+    assert testlog.summary(log) == "Ran 24 tests\n\nOK"
+    assert suite_files("ledger") == ["tests/test_accounts.py", "tests/test_money.py",
+                                     "tests/test_report.py"]
+    assert repo_files(None, "ledger")["README.md"].startswith("# ledger\n")
+    with pytest.raises(ValueError, match="unknown swe project 'nope'; valid: textkit, ledger"):
+        project_files("nope")
+
+
+@pytest.mark.parametrize("project", ["textkit", "ledger"])
+def test_every_operator_has_candidates_and_fix_edit_reverts_each(project):
+    files = project_files(project)
     for kind in OPERATORS:
-        found = [m for f in MODULES for m in candidates(f, files[f], kind)]
-        assert len(found) >= 8, kind
+        found = [m for f in get_project(project).modules for m in candidates(f, files[f], kind)]
+        assert len(found) >= (8 if project == "textkit" else 4), kind
         for m in found:
             buggy = apply(files[m.file], m)
             assert buggy != files[m.file]
@@ -58,18 +69,25 @@ def test_a_mutation_makes_tests_fail_and_reverting_it_makes_them_pass():
     assert all(testlog.outcomes(run_on_host(buggy)).values())
 
 
-def test_sampler_is_seeded_and_covers_every_kind():
+def test_sampler_is_seeded_and_covers_every_kind_in_both_projects():
     sampler = SweTaskSampler()
-    tasks = sampler.sample(len(KINDS), seed=5)
-    assert [t.model_dump() for t in tasks] == [t.model_dump() for t in sampler.sample(5, seed=5)]
-    assert {t.kind for t in tasks} == set(KINDS)
+    tasks = sampler.sample(2 * len(KINDS), seed=5)
+    assert [t.model_dump() for t in tasks] == [t.model_dump() for t in sampler.sample(10, seed=5)]
+    assert {(t.kind, t.setup["project"]) for t in tasks} == {
+        (k, p) for k in KINDS for p in ("textkit", "ledger")}
+    suite = {"textkit": 32, "ledger": 24}
     for t in tasks:
+        project = t.setup["project"]
         assert t.check["fail_to_pass"] and len(t.check["fail_to_pass"]) + len(
-            t.check["pass_to_pass"]) == 32
+            t.check["pass_to_pass"]) == suite[project]
         assert t.setup["mutation"]["kind"] == t.kind
+        assert t.setup["mutation"]["file"].startswith(f"{project}/")
         assert t.check["fail_to_pass"][0] in t.instruction and "/home/agent" in t.instruction
+        assert t.instruction.startswith(f"Bug in {project}: ")
     with pytest.raises(ValueError, match="unknown task kinds"):
         SweTaskSampler(["typo"])
+    with pytest.raises(ValueError, match="unknown swe projects .*valid: textkit, ledger"):
+        SweTaskSampler(projects=["nope"])
     with pytest.raises(ValueError, match="n must be >= 0"):
         sampler.sample(-1, seed=0)
 

@@ -143,3 +143,34 @@ def test_the_openenv_package_validates_and_serves() -> None:
             assert env.step({"text": "echo ok"}).observation["text"] == f"ok\n{PROMPT}"
         with AutoEnv.from_env("agentworld_terminal", base_url=url, skip_install=True).sync() as env:
             assert env.reset(seed=2).metadata["task_id"] == first.metadata["task_id"]
+
+
+def test_the_official_mcp_client_connects_to_mcp(server: str) -> None:
+    """The SDK's own Streamable HTTP client: initialize, list the tools, call them."""
+    from mcp import ClientSession
+
+    try:
+        from mcp.client.streamable_http import streamable_http_client as connect
+    except ImportError:  # the SDK's older name
+        from mcp.client.streamable_http import streamablehttp_client as connect
+
+    async def run() -> tuple[object, list[str], str, dict]:
+        async with connect(f"{server}/mcp") as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                await session.send_ping()
+                tools = await session.list_tools()
+                reset = await session.call_tool("reset", {"seed": 0})
+                step = await session.call_tool("step", {"text": "echo hi"})
+                return init, [t.name for t in tools.tools], reset.content[0].text, \
+                    step.structuredContent
+
+    init, names, first, stepped = asyncio.run(run())
+    assert init.serverInfo.name == "terminal" and init.capabilities.tools is not None
+    assert init.protocolVersion in ("2025-06-18", "2025-11-25")
+    assert names == ["reset", "step", "state"]
+    assert first.endswith(PROMPT)
+    assert stepped["observation"]["text"] == "hi\n" + PROMPT
+    notification = httpx.post(f"{server}/mcp", json={"jsonrpc": "2.0",
+                                                     "method": "notifications/initialized"})
+    assert notification.status_code == 202 and notification.content == b""

@@ -35,6 +35,9 @@ from agentworld.core.io import DatasetError, atomic_open, iter_jsonl
 from agentworld.core.carried import carried, restore
 from agentworld.core.types import Action, Episode, Observation, Step
 
+LAST_ROW_ONLY = ("states", "info")
+"""What a trajectory carries on its last row only (it can be large)."""
+
 PUBLIC_TURNS = {"mcp": 286, "search": 458, "terminal": 354, "swe": 472, "android": 200,
                 "web": 200, "os": 200}
 """Evaluated turns per domain in the public release (2,170 in all)."""
@@ -168,9 +171,9 @@ class Trajectory:
         end = len(self.prompts) if layout == "full" else turn
         extra = None
         if self.carried is not None:
-            extra = {k: v for k, v in self.carried.items() if k != "states"}
-            if turn == max(self.turns, default=turn):  # states once, on the last row
-                extra["states"] = self.carried.get("states")
+            extra = {k: v for k, v in self.carried.items() if k not in LAST_ROW_ONLY}
+            if turn == max(self.turns, default=turn):  # states and infos once, on the last row
+                extra |= {k: self.carried.get(k) for k in LAST_ROW_ONLY}
         return BenchRecord(task=self.task, id=self.id, prompt=self.prompts[:end],
                            response=self.responses[:end], current_prompt=self.prompts[turn - 1],
                            system_str=self.system_str, turn_idx=turn, total_turns=self.total_turns,
@@ -183,11 +186,13 @@ class ReconstructReport:
 
     ``duplicates``: ``(line, task, id, turn_idx)`` of rows whose key an earlier row had;
     ``conflicts``: ``(line, task, id, what)`` of rows disagreeing with an earlier row of their
-    trajectory (the longer lists are kept).
+    trajectory (the longer lists are kept); ``texts_only``: trajectories none of whose rows has
+    the ``agentworld`` field (:mod:`agentworld.core.carried`), warned about in :meth:`summary`.
     """
 
     rows: int = 0
     trajectories: int = 0
+    texts_only: int = 0
     duplicates: list[tuple[int, str, int, int]] = field(default_factory=list)
     conflicts: list[tuple[int, str, int, str]] = field(default_factory=list)
 
@@ -198,6 +203,11 @@ class ReconstructReport:
             text += f"; {len(self.duplicates)} duplicate (task, id, turn_idx) dropped: {shown}"
         if self.conflicts:
             text += f"; {len(self.conflicts)} rows disagree with their trajectory"
+        if self.texts_only:
+            text += (f"; warning: {self.texts_only} of {self.trajectories} trajectories have "
+                     "only texts (no 'agentworld' field, as public rows): their rewards read "
+                     "as 0, terminated as false, and they have no task, states, step info or "
+                     "episode id beyond the row id")
         return text
 
 
@@ -245,6 +255,7 @@ def reconstruct(rows: Iterable[tuple[int, BenchRecord]]) -> tuple[list[Trajector
     for traj in built.values():
         traj.turns.sort()
     report.trajectories = len(built)
+    report.texts_only = sum(t.carried is None for t in built.values())
     return list(built.values()), report
 
 

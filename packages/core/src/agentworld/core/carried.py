@@ -12,19 +12,27 @@ from typing import Any
 
 from agentworld.core.types import Episode, Task
 
+TEXT_INFO = ("awb_prompt", "awb_response")
+"""``Step.info`` keys that hold a row's own texts (rebuilt from the row, never carried)."""
+
 
 def carried(episode: Episode) -> dict[str, Any] | None:
     """What an episode has beyond its texts, written into each row's ``agentworld`` field so
     that ``convert`` back rebuilds it: the episode id, the task, the metadata, each step's
-    ``reward``/``terminated``/``truncated``, and the structured states (initial, then one per
-    step; on the trajectory's last row only, as they can be large). Public readers of the
+    ``reward``/``terminated``/``truncated``/``info``, each action's parsed tool call (``name``,
+    ``arguments``), and the structured states (initial, then one per step; on the
+    trajectory's last row only, as they can be large). Public readers of the
     format ignore the field. ``None`` when the texts are all there is (rows read from the
     public data, written back unchanged)."""
     metadata = {k: v for k, v in episode.metadata.items()
                 if k not in ("awb", "source", "verbatim_system")}
     states = [episode.initial_observation.state, *(s.observation.state for s in episode.steps)]
+    infos = [{k: v for k, v in s.info.items() if k not in TEXT_INFO} for s in episode.steps]
+    calls = [{"name": s.action.name, "arguments": s.action.arguments} if s.action.name else None
+             for s in episode.steps]
     plain = (
-        episode.task is None and not metadata and not any(states)
+        episode.task is None and not metadata and not any(states) and not any(infos)
+        and not any(calls)
         and not any(s.reward or s.terminated or s.truncated for s in episode.steps)
         and episode.id == str((episode.metadata.get("awb") or {}).get("id", episode.id))
     )
@@ -37,6 +45,8 @@ def carried(episode: Episode) -> dict[str, Any] | None:
         "rewards": [s.reward for s in episode.steps],
         "terminated": [s.terminated for s in episode.steps],
         "truncated": [s.truncated for s in episode.steps],
+        "info": infos,
+        "calls": calls,
         "states": states,
     }
 
@@ -55,6 +65,11 @@ def restore(episode: Episode, carry: dict[str, Any]) -> None:
         step.terminated = bool(ended)
     for step, cut in zip(episode.steps, carry.get("truncated") or []):
         step.truncated = bool(cut)
+    for step, info in zip(episode.steps, carry.get("info") or []):
+        step.info.update(info or {})
+    for step, call in zip(episode.steps, carry.get("calls") or []):
+        if call:
+            step.action.name, step.action.arguments = call["name"], call.get("arguments")
     states = carry.get("states") or []
     if states:
         episode.initial_observation.state = states[0]

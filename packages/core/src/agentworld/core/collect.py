@@ -73,7 +73,10 @@ def run_episode(
     Observations are recorded with the env's privileged state (:func:`recorded`); text that
     cannot be UTF-8 encoded, in observations and actions alike, is recorded as visible escapes
     (:func:`agentworld.core.escapes.visible`); an action is escaped before the env runs it, so
-    the recorded action is the one run."""
+    the recorded action is the one run. An episode in which the environment restarted its
+    server or shell (a step whose ``info["restarted"]`` is true: it died or hung) is marked:
+    ``metadata["restarted_steps"]`` lists those steps (0-based), so that data filters can
+    drop or keep them."""
     if isinstance(policy, ResettablePolicy):
         policy.reset(seed)
     [run] = rollout(
@@ -95,6 +98,7 @@ def run_episode(
         )
         for t in run.transitions
     ]
+    restarts = [i for i, step in enumerate(steps) if step.info.get("restarted")]
     return Episode(
         domain=domain.name,
         task=task,
@@ -110,6 +114,7 @@ def run_episode(
             "seed": seed,
             "source": "real",
             **world_model_contract(domain),
+            **({"restarted_steps": restarts} if restarts else {}),
         },
     )
 

@@ -46,6 +46,10 @@ COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
 EXTENSIONS = (".jsonl", *(f".jsonl{c}" for c in COMPRESSIONS), ".parquet")
 JSON_COLUMNS_KEY = b"agentworld.json_columns"
 MESSAGE_FIELDS = ("messages", "episode_id", "domain", "turn")
+ROW_FIELDS = ("episode_id", "reward", "terminated", "truncated", "state", "info")
+"""What each ``messages`` row carries beyond the chat (:func:`messages_rows`)."""
+FIRST_ROW_FIELDS = ("task", "initial_state", "metadata")
+"""What the turn-0 row of an episode carries once."""
 
 __all__ = [
     "EXTENSIONS",
@@ -211,18 +215,26 @@ def messages_rows(
                 "terminated": step.terminated,
                 "truncated": step.truncated,
                 "state": step.observation.state,
+                "info": step.info,
+                "call": ({"name": step.action.name, "arguments": step.action.arguments}
+                         if step.action.name else None),
             }
-            if t == 0:  # once per episode: the task and the state before the first step
-                row |= {"task": task, "initial_state": episode.initial_observation.state}
+            if t == 0:  # once per episode: the task, the state before the first step, metadata
+                row |= {"task": task, "initial_state": episode.initial_observation.state,
+                        "metadata": episode.metadata}
             yield row
 
 
-def rows_to_episodes(url: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> list[Episode]:
+def rows_to_episodes(
+    url: str, rows: Iterable[tuple[int, dict[str, Any]]], lacking: set[str] | None = None
+) -> list[Episode]:
     """Episodes back from ``messages`` rows: grouped by ``episode_id``, ordered by ``turn``;
     each row gives the action (its last user message), the observation (the block of its
     assistant message) and, where the row carries them (:func:`messages_rows` writes them), the
-    step's ``reward``/``terminated``/``truncated`` and ``state``, and on turn 0 the ``task`` and
-    the ``initial_state``. Rationales are not part of an episode and are dropped.
+    step's ``reward``/``terminated``/``truncated``, ``state``, ``info`` and parsed tool
+    ``call``, and on turn 0 the ``task``, the ``initial_state`` and the episode ``metadata``.
+    Rationales are not part of an episode and are dropped. The names of the fields some row
+    lacks (``reward``, ``task``, ...) are added to ``lacking`` when given.
 
     Raises:
         DatasetError: a row without messages ending in (user, assistant), or whose answer
@@ -235,6 +247,10 @@ def rows_to_episodes(url: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> li
             raise DatasetError(url, number, "messages must end with a user then an assistant message")
         key = str(row.get("episode_id", f"row{number}"))
         grouped.setdefault(key, []).append((int(row.get("turn", 0)), number, row))
+        if lacking is not None:
+            lacking.update(f for f in ROW_FIELDS if f not in row)
+            if int(row.get("turn", 0)) == 0:
+                lacking.update(f for f in FIRST_ROW_FIELDS if f not in row)
     episodes = []
     for key, items in grouped.items():
         items.sort(key=lambda x: x[0])
@@ -245,12 +261,15 @@ def rows_to_episodes(url: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> li
             observation = parse_prediction(row["messages"][-1]["content"])
             if observation is None:
                 raise DatasetError(url, number, "the assistant message has no single observation block")
+            call = row.get("call") or {}
             steps.append(Step(
-                action=Action(text=row["messages"][-2]["content"]),
+                action=Action(text=row["messages"][-2]["content"], name=call.get("name"),
+                              arguments=call.get("arguments")),
                 observation=Observation(text=observation, state=row.get("state")),
                 reward=float(row.get("reward") or 0.0),
                 terminated=bool(row.get("terminated")),
                 truncated=bool(row.get("truncated")),
+                info=dict(row.get("info") or {}),
             ))
         opening = items[0][2]
         task = Task.model_validate(opening["task"]) if opening.get("task") else None
@@ -260,7 +279,8 @@ def rows_to_episodes(url: str, rows: Iterable[tuple[int, dict[str, Any]]]) -> li
         episodes.append(Episode(id=key, domain=str(opening.get("domain", "unknown")), task=task,
                                 system_prompt=head,
                                 initial_observation=Observation(text=initial, state=initial_state),
-                                steps=steps, metadata={"source": url}))
+                                steps=steps,
+                                metadata={**(opening.get("metadata") or {}), "source": url}))
     return episodes
 
 
@@ -291,8 +311,13 @@ def read_any_episodes(url: str) -> tuple[list[Episode], str | None]:
         trajectories, report = awb.reconstruct(records())
         return [awb.to_episode(t) for t in trajectories], f"AgentWorldBench rows: {report.summary()}"
     if kind == "messages":
-        episodes = rows_to_episodes(url, read_rows(url))
-        return episodes, f"chat messages rows: {len(episodes)} episodes"
+        lacking: set[str] = set()
+        episodes = rows_to_episodes(url, read_rows(url), lacking)
+        note = f"chat messages rows: {len(episodes)} episodes"
+        if lacking:
+            note += (f"; warning: some rows lack {', '.join(sorted(lacking))}: read as 0, false "
+                     "or empty (rows written by other tools carry the chat alone)")
+        return episodes, note
     if kind is None and next(read_rows(url), None) is None:
         return [], None  # an empty file
     if kind is None:

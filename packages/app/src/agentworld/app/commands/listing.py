@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.table import Table
 from rich.text import Text
 
@@ -27,17 +29,31 @@ def plugins_cmd() -> None:
 @app.command("domains")
 def domains_cmd() -> None:
     """List installed domains: whether a real environment runs here (else data-only: trained
-    and measured from recorded trajectories), and their environment facts."""
+    and measured from recorded trajectories), then each domain's environment facts.
+
+    Fits the terminal's width (80 columns when not a terminal): a narrow table of names, then
+    the facts one per line, wrapped with a hanging indent.
+    """
     table = Table(title="agentworld domains")
-    for column in ("domain", "real environment here", "version", "plugin", "facts"):
-        table.add_column(column, overflow="fold")
+    table.add_column("domain", no_wrap=True)
+    table.add_column("real environment here")
+    table.add_column("plugin", no_wrap=True)
+    table.add_column("version", overflow="fold")
+    facts: list[tuple[str, dict[str, str]]] = []
     for name in plugins.names("domain"):
         domain = plugins.get_domain(name)
         offline = isinstance(domain, OfflineDomain) and not domain.has_environment
-        real = "no (data-only)" if offline else "yes"
+        table.add_row(name, "no (data-only)" if offline else "yes",
+                      plugins.owner("domain", name), domain.version)
         try:
-            facts = "; ".join(f"{k}: {v}" for k, v in domain.describe().items())
+            facts.append((name, dict(domain.describe())))
         except Exception as e:  # a domain that cannot run here still lists
-            facts = f"unavailable: {e}"
-        table.add_row(name, real, domain.version, plugins.owner("domain", name), Text(facts))
+            facts.append((name, {"unavailable": str(e)}))
     console.print(table)
+    width = max(40, console.width)
+    for name, described in facts:
+        console.print(Text(name, style="bold"))
+        for key, value in described.items():
+            console.print(Text(textwrap.fill(f"{key}: {value}", width=width, initial_indent="  ",
+                                             subsequent_indent="      ", break_on_hyphens=False,
+                                             break_long_words=True)))

@@ -18,7 +18,8 @@ Routes (payloads as in ``openenv.core.env_server.http_server``, openenv 0.10):
 - ``POST /reset``, ``POST /step``, ``GET /state``: stateless as OpenEnv defines them (a fresh
   env per request; ``/step`` resets it first) unless ``session_id`` names an HTTP session made
   by ``POST /sessions`` (closed by ``DELETE /sessions/{id}``); ``GET /sessions`` counts them.
-- ``POST /mcp``: JSON-RPC ``tools/list`` and ``tools/call`` (see :mod:`.mcp`).
+- ``POST /mcp``: MCP over Streamable HTTP (``initialize``, ``tools/list``, ``tools/call``;
+  the official SDK's client connects) and OpenEnv's session methods (see :mod:`.mcp`).
 
 A reset never carries a task: the server picks it (see :mod:`.tasks`). With ``api_key``
 every route but ``/health`` needs ``Authorization: Bearer KEY`` (see
@@ -53,7 +54,7 @@ from agentworld.sim.openenv.tasks import TaskPool
 from agentworld.sim.openenv.ws import reset_arguments, run_websocket_session, validation_message
 from agentworld.sim.server.auth import BearerAuthMiddleware
 from agentworld.sim.server.limits import BodyLimitMiddleware
-from fastapi import FastAPI, HTTPException, Request, WebSocket
+from fastapi import FastAPI, HTTPException, Request, Response, WebSocket
 from openenv.core.env_server.mcp_types import JsonRpcErrorCode, JsonRpcResponse
 from openenv.core.env_server.serialization import serialize_observation
 from openenv.core.env_server.types import (
@@ -276,17 +277,18 @@ def create_app(
             raise HTTPException(422, f"session {session_id!r} is not an HTTP session")
         await sessions.close(session_id)
 
-    mcp_backend = McpBackend(call_tool, create_http_session, close_http_session, actions)
+    mcp_backend = McpBackend(call_tool, create_http_session, close_http_session, actions, name)
 
-    @app.post("/mcp")
-    async def mcp(request: Request) -> dict[str, Any]:
+    @app.post("/mcp", response_model=None)
+    async def mcp(request: Request) -> dict[str, Any] | Response:
         try:
             payload = json.loads(await request.body())
         except ValueError as error:
             reply = JsonRpcResponse.error_response(JsonRpcErrorCode.PARSE_ERROR, f"{error}")
             return reply.model_dump()
         client = request.client.host if request.client else None
-        return await handle_mcp(payload, mcp_backend, client=client)
+        reply = await handle_mcp(payload, mcp_backend, client=client)
+        return Response(status_code=202) if reply is None else reply
 
     @app.websocket("/ws")
     async def websocket_session(websocket: WebSocket) -> None:

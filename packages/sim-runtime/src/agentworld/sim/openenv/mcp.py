@@ -1,5 +1,14 @@
-"""MCP over the served env: JSON-RPC 2.0 ``tools/list`` and ``tools/call`` (``POST /mcp``,
-and ``{"type": "mcp", "data": ...}`` messages on ``/ws``).
+"""MCP over the served env: JSON-RPC 2.0 ``initialize``, ``ping``, ``tools/list`` and
+``tools/call`` (``POST /mcp``, and ``{"type": "mcp", "data": ...}`` messages on ``/ws``).
+
+``POST /mcp`` is a Streamable HTTP MCP endpoint as far as a tools client needs one, so the
+official SDK's client connects to it (``mcp.client.streamable_http``, then ``ClientSession``):
+``initialize`` answers the protocol version the client asked for when it is one of
+:data:`PROTOCOL_VERSIONS` (else the latest), the ``tools`` capability and the server's name;
+a notification (``notifications/initialized``, ``notifications/cancelled``, no ``id``) gets
+HTTP 202 with no body (:func:`handle_mcp` returns ``None``); replies are
+``application/json``; the optional GET stream is not offered (405), which the protocol
+allows.
 
 The tools are the env's own calls: ``reset`` (``seed``, ``episode_id``, ``task_id``),
 ``step`` (``text``: the action; an ``enum`` of the domain's action words when it has a
@@ -14,7 +23,10 @@ OpenEnv's session methods ``openenv/session/create`` (-> ``{"session_id"}``) and
 ``openenv/session/close`` (``{"session_id"}``) open and close HTTP sessions, so
 ``MCPToolClient`` (which attaches its WebSocket to that session) works as it is.
 
-Sources: JSON-RPC 2.0 (https://www.jsonrpc.org/specification), MCP tools
+Sources: JSON-RPC 2.0 (https://www.jsonrpc.org/specification), MCP lifecycle and
+Streamable HTTP transport
+(https://modelcontextprotocol.io/specification/2025-06-18/basic/lifecycle,
+.../basic/transports), MCP tools
 (https://modelcontextprotocol.io/specification/2025-06-18/server/tools), OpenEnv's
 ``openenv.core.env_server.mcp_types`` (openenv 0.10).
 """
@@ -36,6 +48,9 @@ from openenv.core.env_server.mcp_types import (
 )
 from pydantic import ValidationError
 
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""MCP protocol revisions ``initialize`` accepts; the last is answered to any other."""
+
 # (tool name, arguments without session_id, session_id or None) -> structured result
 CallTool = Callable[[str, dict[str, Any], str | None], Awaitable[dict[str, Any]]]
 
@@ -49,6 +64,7 @@ class McpBackend:
     create_session: Callable[[str | None], Awaitable[str]]  # client address -> session id
     close_session: Callable[[str], Awaitable[None]]
     actions: Sequence[str] | None = None
+    name: str = "agentworld"
 
 
 def tool_specs(actions: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -104,14 +120,18 @@ async def handle_mcp(
     backend: McpBackend,
     session_id: str | None = None,
     client: str | None = None,
-) -> dict[str, Any]:
-    """The JSON-RPC response (a dict) to one request ``payload`` (parsed JSON).
+) -> dict[str, Any] | None:
+    """The JSON-RPC response (a dict) to one request ``payload`` (parsed JSON); ``None`` for a
+    notification (a ``notifications/...`` message without ``id``), which gets no response.
 
     ``session_id`` binds tool calls to a WebSocket's own session; ``client`` (an address)
     is charged for sessions opened by ``openenv/session/create``. Errors raised by the
     backend become JSON-RPC errors: invalid params (-32602) for 4xx, server error (-32000)
     for 5xx.
     """
+    if isinstance(payload, dict) and "id" not in payload and \
+            str(payload.get("method", "")).startswith("notifications/"):
+        return None
     try:
         request = JsonRpcRequest.model_validate(payload)
     except ValidationError as error:
@@ -119,6 +139,14 @@ async def handle_mcp(
         return _error(JsonRpcErrorCode.INVALID_REQUEST, f"invalid JSON-RPC request: {message}")
     rid, params = request.id, request.params
     try:
+        if request.method == "initialize":
+            asked = params.get("protocolVersion")
+            version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+            result = {"protocolVersion": version, "capabilities": {"tools": {}},
+                      "serverInfo": {"name": backend.name, "version": _version()}}
+            return JsonRpcResponse.success(result, rid).model_dump()
+        if request.method == "ping":
+            return JsonRpcResponse.success({}, rid).model_dump()
         if request.method == McpMethod.TOOLS_LIST:
             return JsonRpcResponse.success({"tools": tool_specs(backend.actions)}, rid).model_dump()
         if request.method == "openenv/session/create":
@@ -132,7 +160,8 @@ async def handle_mcp(
             await backend.close_session(target)
             return JsonRpcResponse.success({"session_id": target, "closed": True}, rid).model_dump()
         if request.method != McpMethod.TOOLS_CALL:
-            valid = "tools/list, tools/call, openenv/session/create, openenv/session/close"
+            valid = ("initialize, ping, tools/list, tools/call, openenv/session/create, "
+                     "openenv/session/close")
             message = f"unknown method {request.method!r}; valid: {valid}"
             return _error(JsonRpcErrorCode.METHOD_NOT_FOUND, message, rid)
         name, arguments = params.get("name"), params.get("arguments") or {}
@@ -153,6 +182,15 @@ async def handle_mcp(
     content = [{"type": "text", "text": text if text is not None else json.dumps(result)}]
     call_result = {"content": content, "structuredContent": result, "data": result}
     return JsonRpcResponse.success({**call_result, "isError": False}, rid).model_dump()
+
+
+def _version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("agentworld-sim")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a source checkout
+        return "0"
 
 
 def _error(code: JsonRpcErrorCode, message: str, rid: str | int | None = None) -> dict[str, Any]:

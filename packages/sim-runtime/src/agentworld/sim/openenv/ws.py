@@ -194,7 +194,7 @@ async def _handle(
             return None
         elif kind == "mcp" and mcp is not None:
             reply = await handle_mcp(data, mcp, session_id=session.id)
-            return json.dumps({"type": "mcp", "data": reply})
+            return json.dumps({"type": "mcp", "data": reply})  # a notification: data null
         else:
             return _error(
                 f"unknown message type {kind!r}; valid: reset, step, state, mcp, close",

@@ -27,6 +27,8 @@ import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
+from agentworld.core.cache import cache_root
+
 DEFAULT_INDEX = "https://pypi.org/simple"
 _ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 _CHUNK = 1 << 20
@@ -54,13 +56,9 @@ def index_url(explicit: str | None = None) -> str:
 
 
 def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The agentworld download cache directory (see the module docstring); not created here."""
-    if explicit:
-        return Path(explicit)
-    if os.environ.get("AGENTWORLD_CACHE"):
-        return Path(os.environ["AGENTWORLD_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "agentworld"
+    """The agentworld download cache directory (:func:`agentworld.core.cache.cache_root`);
+    not created here."""
+    return cache_root(explicit)
 
 
 class _Anchors(HTMLParser):

@@ -75,6 +75,10 @@ def result_text(raw: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+START_TIMEOUT_S = 20.0
+"""Least seconds a server may take to start (see :class:`ServerConnection`)."""
+
+
 class ServerConnection:
     """One running server. Not thread-safe: one caller at a time.
 
@@ -82,15 +86,20 @@ class ServerConnection:
         command: The server's argv (``command[0]`` looked up on ``PATH``).
         workdir: A private directory: the server's working directory; holds its stderr log
             (``stderr.log``) and pid file.
-        timeout_s: Seconds a start-up or a call may take before :class:`ServerError`.
+        timeout_s: Seconds a call may take before :class:`ServerError`.
         env: Extra environment variables for the server.
+        start_timeout_s: Seconds a start-up (process start, ``initialize``, ``list_tools``) may
+            take; default the larger of ``timeout_s`` and :data:`START_TIMEOUT_S`, as a Python
+            server importing the SDK on a loaded host takes seconds to start.
     """
 
     def __init__(self, command: list[str], workdir: Path, timeout_s: float = 10.0,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, start_timeout_s: float | None = None):
         if not command:
             raise ValueError("server command is empty; give e.g. 'python -m my_server'")
         self.command, self.workdir, self.timeout_s = list(command), Path(workdir), timeout_s
+        self.start_timeout_s = max(timeout_s, START_TIMEOUT_S) if start_timeout_s is None \
+            else start_timeout_s
         self.env = env
         self.tools: list[dict[str, Any]] = []
         self._loop = asyncio.new_event_loop()
@@ -106,7 +115,7 @@ class ServerConnection:
         ``name``, ``description``, ``inputSchema``, ...).
 
         Raises:
-            ServerError: the server exited or did not initialise within ``timeout_s``.
+            ServerError: the server exited or did not initialise within ``start_timeout_s``.
         """
         self._thread.start()
         ready: concurrent.futures.Future[list[dict[str, Any]]] = concurrent.futures.Future()
@@ -117,11 +126,11 @@ class ServerConnection:
 
         self._loop.call_soon_threadsafe(begin)
         try:
-            self.tools = ready.result(self.timeout_s)
+            self.tools = ready.result(self.start_timeout_s)
         except concurrent.futures.TimeoutError:
             self.close()
             raise ServerError(f"server {self.command[0]!r} did not initialise within "
-                              f"{self.timeout_s:g} s") from None
+                              f"{self.start_timeout_s:g} s") from None
         except BaseException as exc:
             tail = self._stderr_tail()
             self.close()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Sequence
 from typing import Any
 
+from agentworld.core.call_rationales import Signatures, call_rationale
 from agentworld.core.domain_base import DomainBase
-from agentworld.core.types import Action, Episode, Observation, Task
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.mcp import catalog, checks, scorer
-from agentworld.domains.mcp.calls import listing, parse_call
+from agentworld.domains.mcp.calls import listing, parse_call, parse_signature
+from agentworld.domains.mcp.client import ServerError
 from agentworld.domains.mcp.consistency import consistency_turns
 from agentworld.domains.mcp.env import McpEnv
 from agentworld.domains.mcp.policies import make_policies
@@ -77,6 +80,33 @@ class McpDomain(DomainBase):
         (:func:`agentworld.domains.mcp.consistency.consistency_turns`)."""
         return consistency_turns(episode)
 
+    def explain(
+        self,
+        step: Step,
+        previous_state: dict[str, Any] | None,
+        history: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """The call, its check against the server's tool listing and the earlier turns that
+        made or showed what it refers to (:func:`agentworld.core.call_rationales.call_rationale`).
+        The listing is the episode's initial observation (``history[0]``); at the first step,
+        the listing of ``previous_state["server"]``'s tools (no check when it cannot start)."""
+        if history:
+            text = history[0][1]
+        else:
+            server = (previous_state or {}).get("server")
+            try:
+                text = listing(catalog.label(server), list(tool_definitions(server))) if server else ""
+            except (ServerError, OSError, ValueError):
+                text = ""
+        return call_rationale(step.action.text, history, listed_tools(text))
+
+    def explain_text(
+        self, action: str, observation: str, history: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """:meth:`explain` from text alone: the listing is ``history[0]``'s observation, or
+        ``observation`` at the first step."""
+        return call_rationale(action, history, listed_tools(history[0][1] if history else observation))
+
     def initial_observation(self, task: Task | None) -> str:
         """The tool listing the real environment shows at reset for ``task``'s server
         (``notes`` without a task)."""
@@ -101,5 +131,13 @@ class McpDomain(DomainBase):
             "servers": ", ".join(SERVERS) + " (python -m agentworld.domains.mcp.servers.NAME)",
             "action": '{"name": TOOL, "arguments": {...}} -> the raw tool response',
             "tasks": ", ".join(KINDS),
-            "policies": ", ".join(make_policies()) + " (no shared llm policy in core yet)",
+            "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
         }
+
+
+def listed_tools(text: str) -> Signatures | None:
+    """The tools of a listing observation (:func:`agentworld.domains.mcp.calls.listing`) as
+    :data:`~agentworld.core.call_rationales.Signatures`; ``None`` when ``text`` is no listing."""
+    if not text.startswith("Connected to MCP server"):
+        return None
+    return dict(t for t in map(parse_signature, text.splitlines()[1:]) if t is not None)

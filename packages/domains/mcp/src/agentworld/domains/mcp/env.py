@@ -41,8 +41,9 @@ class McpEnv(gym.Env[str, str]):
             ``setup["server"]``, else ``notes``.
         tasks: A task sampler; ``reset`` without a task draws one with a seed from
             ``np_random`` (as ``gymnasium.make("agentworld/mcp-v0")`` does).
-        timeout_s: Seconds the server may take to start or to answer one call; past it the
-            server is restarted (``info["restarted"]``).
+        timeout_s: Seconds the server may take to answer one call; past it the server is
+            restarted (``info["restarted"]``). Start-up may take at least
+            :data:`~agentworld.domains.mcp.client.START_TIMEOUT_S`.
         max_steps: Steps after which ``step`` reports ``truncated``.
     """
 

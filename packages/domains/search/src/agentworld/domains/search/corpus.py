@@ -9,9 +9,10 @@ Two sources, both deterministic for a given Python version and world seed:
 * ``world``: the encyclopedia and news pages of a seeded fictional world
   (:mod:`agentworld.domains.search.world`), whose facts agree across pages.
 
-The corpus is built once and kept as JSON lines under the user's cache directory
-(``platformdirs.user_cache_dir("agentworld")/search``), written atomically; the file name
-holds the corpus version, the Python version and the world seed.
+The corpus is built once and kept as JSON lines in the agentworld cache
+(``$AGENTWORLD_CACHE/search``, :mod:`agentworld.core.cache`: a private directory), written
+atomically; the file name holds the corpus version, the Python version and the world seed.
+The BM25 index over it is cached beside it (:func:`agentworld.domains.search.engine.load_engine`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import types
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import platformdirs
+from agentworld.core.cache import cache_root, private_dir
 from agentworld.core.io import atomic_write
 
 CORPUS_VERSION = "1"
@@ -98,8 +99,9 @@ def docs_pages(modules: tuple[str, ...] = DOC_MODULES) -> list[Page]:
 
 
 def cache_dir() -> Path:
-    """The corpus cache directory: ``platformdirs.user_cache_dir("agentworld")/search``."""
-    return Path(platformdirs.user_cache_dir("agentworld")) / "search"
+    """The search cache directory, ``$AGENTWORLD_CACHE/search``
+    (:func:`agentworld.core.cache.cache_root`); made private when first written."""
+    return cache_root() / "search"
 
 
 def corpus_path(world_seed: int, directory: Path | None = None) -> Path:
@@ -129,5 +131,6 @@ def build_corpus(world_seed: int = 0, directory: Path | None = None) -> list[Pag
         return [Page(**json.loads(line)) for line in path.read_text("utf-8").splitlines() if line]
     pages = docs_pages() + world_pages(make_world(world_seed))
     lines = "".join(json.dumps(asdict(p), ensure_ascii=False) + "\n" for p in pages)
+    private_dir(path.parent)
     atomic_write(str(path), lines)
     return pages

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from agentworld.core.call_rationales import call_rationale, signatures
 from agentworld.core.domain_base import DomainBase
-from agentworld.core.types import Action, Episode, Observation, Task
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.search import scorer, tools
 from agentworld.domains.search.corpus import DOC_MODULES, cache_dir
 from agentworld.domains.search.env import SearchEnv, call_of
@@ -22,13 +24,15 @@ Tools and their responses:
   Snippet: a sentence of the page
   Date: publication date or N/A
   separated by blank lines; a batch heads each query's results with ## Results for "QUERY"; no match gives No results found for "QUERY".
-- web_extractor {"url": str} (or "urls"), optional "goal": the page's content in Markdown (headings, infobox tables, paragraphs); with a goal, only the heading and the blocks and table rows that share a word with it; an unknown URL gives Error: failed to fetch URL: page not found (HTTP 404).
+- web_extractor {"url": str} (or "urls"), optional "goal", "max_length" (default 5000), "start_index" (default 0): the page's content in Markdown (headings, infobox tables, paragraphs); with a goal, only the heading and the blocks and table rows that share a word with it; at most max_length characters from start_index, then [Content truncated: characters START-END of TOTAL shown. Call web_extractor with start_index END to read more.] when more follows; an unknown URL gives Error: failed to fetch URL: page not found (HTTP 404).
 - dict_memory {"operation": add|update|retrieve|retrieve_all|remove|remove_all, "dict": {...}, "key_list": [...]}: Successfully added items of [keys] to memory. / Successfully updated items of [keys] in memory. / the retrieved items as indented JSON (then Key not found: [keys] for missing ones) / Successfully removed items of [keys] from memory. / Successfully cleared all memory. Memory starts empty.
 - answer {"answer": str}: Answer submitted: ANSWER, then Result: correct or Result: incorrect.
 A malformed call gives one line starting with Error:.
 
 Tool definitions:
 """
+
+TOOL_SIGNATURES = signatures(tools.TOOL_DEFINITIONS)
 
 
 class SearchDomain(DomainBase):
@@ -84,8 +88,8 @@ class SearchDomain(DomainBase):
             return "invalid"
 
     def command_families(self, action: Action) -> set[str]:
-        """The tool, plus ``dict_memory:OPERATION``, ``web_search:batch`` or
-        ``web_extractor:goal`` when they apply."""
+        """The tool, plus ``dict_memory:OPERATION``, ``web_search:batch``,
+        ``web_extractor:goal`` or ``web_extractor:paged`` when they apply."""
         try:
             name, arguments = call_of(action)
         except tools.ToolError:
@@ -97,6 +101,8 @@ class SearchDomain(DomainBase):
             out.add("web_search:batch")
         if name == "web_extractor" and arguments.get("goal"):
             out.add("web_extractor:goal")
+        if name == "web_extractor" and ("start_index" in arguments or "max_length" in arguments):
+            out.add("web_extractor:paged")
         return out
 
     def consistency_turns(self, episode: Episode) -> list[int]:
@@ -124,6 +130,23 @@ class SearchDomain(DomainBase):
     def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
         """``dict_memory`` responses and tool errors follow from the history alone."""
         return self.action_type(action) in ("dict_memory", "invalid")
+
+    def explain(
+        self,
+        step: Step,
+        previous_state: dict[str, Any] | None,
+        history: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """The call, its check against the tool definitions and the earlier turns that made or
+        showed what it refers to (a URL a search listed, a memory key added before)
+        (:func:`agentworld.core.call_rationales.call_rationale`)."""
+        return call_rationale(step.action.text, history, TOOL_SIGNATURES)
+
+    def explain_text(
+        self, action: str, observation: str, history: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """:meth:`explain` from text alone (it reads no state)."""
+        return call_rationale(action, history, TOOL_SIGNATURES)
 
     def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
         """``(1.0, True)`` after a correct answer, ``(0.0, True)`` after a wrong one, else

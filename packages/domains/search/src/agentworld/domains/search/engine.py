@@ -7,6 +7,11 @@ https://github.com/xhluca/bm25s): Lucene's variant, ``k1 = 1.5``, ``b = 0.75``, 
 word tokens of two or more characters, English stop words removed, no stemming. A page is
 indexed as its title plus its text. Results with a zero score (no query term on the page) are
 not returned; equal scores keep corpus order.
+
+The index (``bm25s``'s sparse score matrix and the tokenizer's vocabulary) is cached beside the
+corpus in ``$AGENTWORLD_CACHE/search`` (:func:`index_path`), written whole through
+:func:`agentworld.core.cache.atomic_directory`, and loaded instead of rebuilt by the next
+process.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
+from agentworld.core.cache import atomic_directory
 from bm25s.tokenization import Tokenizer
 
-from agentworld.domains.search.corpus import Page, build_corpus
+from agentworld.domains.search.corpus import Page, build_corpus, corpus_path
 
 SNIPPET_CHARS = 200
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -41,12 +47,17 @@ class Engine:
 
     Args:
         pages: The corpus; URLs must be unique.
+        index_dir: Where the index of exactly these ``pages`` is cached: loaded from there
+            when present, else built and saved there (``None``: built, not cached). The
+            ``bm25s`` version belongs in its name (:func:`index_path`).
 
     Raises:
-        ValueError: ``pages`` is empty or two pages share a URL.
+        ValueError: ``pages`` is empty, two pages share a URL, or a cached index does not
+            cover ``pages``.
+        OSError: the index cannot be saved.
     """
 
-    def __init__(self, pages: list[Page]) -> None:
+    def __init__(self, pages: list[Page], index_dir: Path | None = None) -> None:
         if not pages:
             raise ValueError("the corpus is empty")
         self.pages = list(pages)
@@ -54,10 +65,23 @@ class Engine:
         if len(self.by_url) != len(self.pages):
             raise ValueError("two corpus pages share a URL")
         self._tokenizer = Tokenizer(stopwords="en")
-        ids = self._tokenizer.tokenize([f"{p.title}\n{p.text}" for p in self.pages],
-                                       return_as="ids", show_progress=False)
-        self._bm25 = bm25s.BM25()
-        self._bm25.index(ids, show_progress=False)
+        self.loaded = index_dir is not None and (index_dir / "params.index.json").is_file()
+        if self.loaded:
+            self._bm25 = bm25s.BM25.load(str(index_dir), show_progress=False)
+            self._tokenizer.load_vocab(str(index_dir))
+            if self._bm25.scores["num_docs"] != len(self.pages):
+                raise ValueError(f"the cached index {index_dir} has "
+                                 f"{self._bm25.scores['num_docs']} pages, the corpus "
+                                 f"{len(self.pages)}; remove the directory to rebuild it")
+        else:
+            tokens = self._tokenizer.tokenize([f"{p.title}\n{p.text}" for p in self.pages],
+                                              return_as="tuple", show_progress=False)
+            self._bm25 = bm25s.BM25()
+            self._bm25.index(tokens, show_progress=False)
+            if index_dir is not None:
+                with atomic_directory(index_dir) as work:
+                    self._bm25.save(str(work), show_progress=False)
+                    self._tokenizer.save_vocab(str(work))
         self._lock = threading.Lock()
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
@@ -99,13 +123,20 @@ def snippet(page: Page, query: str, chars: int = SNIPPET_CHARS) -> str:
     return best
 
 
+def index_path(world_seed: int, directory: Path | None = None) -> Path:
+    """The cached index directory of the corpus of ``world_seed``: its corpus file's name
+    (:func:`~agentworld.domains.search.corpus.corpus_path`) with the ``bm25s`` version."""
+    corpus = corpus_path(world_seed, directory)
+    return corpus.with_name(f"{corpus.stem}-bm25s{bm25s.__version__}.index")
+
+
 @functools.cache
 def load_engine(world_seed: int = 0, directory: Path | None = None) -> Engine:
-    """The engine over :func:`~agentworld.domains.search.corpus.build_corpus` (built once per
-    process and arguments; the corpus itself is cached on disk).
+    """The engine over :func:`~agentworld.domains.search.corpus.build_corpus`, once per
+    process and arguments; the corpus and its index are cached on disk (:func:`index_path`).
 
     Raises:
         ValueError: ``world_seed`` is negative.
-        OSError: the corpus cache cannot be written.
+        OSError: the cache cannot be written.
     """
-    return Engine(build_corpus(world_seed, directory))
+    return Engine(build_corpus(world_seed, directory), index_path(world_seed, directory))

@@ -18,9 +18,11 @@ import json
 import random
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from agentworld.core.domain_base import PolicyBase
 from agentworld.core.llm_policy import TOOL_AGENT_PROMPT, LLMPolicy, endpoint
+from agentworld.core.toolcalls import ToolCallError, call_of
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.search.env import render_call
 from agentworld.domains.search.tools import MEMORY_OPS
@@ -172,6 +174,12 @@ class RandomPolicy(PolicyBase):
         if roll < 0.6:
             url = rng.choice(self.urls) if self.urls and rng.random() < 0.8 else \
                 f"https://en.worldpedia.org/wiki/{rng.choice(self.WORDS).capitalize()}"
+            paged = self._page(history)
+            if paged is not None:  # read a truncated page further
+                return render_call("web_extractor", paged)
+            if rng.random() < 0.25:  # a short window of the page
+                return render_call("web_extractor", {"url": url, "max_length": rng.choice(
+                    (200, 500, 1000))})
             return render_call("web_extractor", {"url": url})
         if roll < 0.9:
             op = rng.choice(MEMORY_OPS)
@@ -184,10 +192,27 @@ class RandomPolicy(PolicyBase):
                 return render_call("dict_memory", {"operation": op, "key_list": [key]})
             return render_call("dict_memory", {"operation": op})
         bad = rng.choice(['{"name": "web_search", "arguments": {"query": 3}}',
+                          '{"name": "web_extractor", "arguments": {"url": "x", "max_length": 0}}',
                           '{"name": "browse", "arguments": {}}', "search for cities",
                           '{"name": "dict_memory", "arguments": {"operation": "add"}}'])
         return Action(text=bad)
 
+    def _page(self, history: Sequence[Observation | Action]) -> dict[str, Any] | None:
+        """The arguments that read on after a truncated ``web_extractor`` response, when the
+        last one was truncated (half the time)."""
+        if len(history) < 2 or not isinstance(history[-2], Action):
+            return None
+        match = _TRUNCATED.search(str(history[-1].text))
+        if match is None or self.rng.random() < 0.5:
+            return None
+        try:
+            _, arguments = call_of(history[-2])
+        except ToolCallError:
+            return None
+        return {**arguments, "start_index": int(match.group(1))}
+
+
+_TRUNCATED = re.compile(r"Call web_extractor with start_index (\d+) to read more\.\]$")
 
 SEARCH_AGENT_PROMPT = (
     TOOL_AGENT_PROMPT

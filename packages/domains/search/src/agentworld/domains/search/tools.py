@@ -8,7 +8,10 @@ QwenLM/Qwen-AgentWorld ("Tool Execution"):
   ``Date:``; a batch prefixes each query's results with ``## Results for "QUERY"``.
 * ``web_extractor`` ``{"url": str}`` or ``{"urls": [str, ...]}`` (optional ``goal``): the
   page text in Markdown; with a ``goal``, the page's blocks (paragraphs, table rows) that share
-  a word with the goal.
+  a word with the goal. Long content is paged as the reference MCP ``fetch`` server pages it
+  (modelcontextprotocol/servers, ``src/fetch``: ``max_length``, default 5,000 characters, and
+  ``start_index``, default 0): at most ``max_length`` characters from ``start_index``, then a
+  line saying which characters were shown and the ``start_index`` of the rest.
 * ``dict_memory`` ``{"operation": "add" | "update" | "retrieve" | "retrieve_all" | "remove" |
   "remove_all", "dict": {...}, "key_list": [...]}``; ``set``, ``get``, ``list`` and
   ``delete`` are accepted for ``add``, ``retrieve``, ``retrieve_all`` and ``remove``.
@@ -30,6 +33,9 @@ TOOLS = ("web_search", "web_extractor", "dict_memory", "answer")
 MEMORY_OPS = ("add", "update", "retrieve", "retrieve_all", "remove", "remove_all")
 MEMORY_ALIASES = {"set": "add", "get": "retrieve", "list": "retrieve_all", "delete": "remove"}
 MAX_QUERIES = 5
+MAX_LENGTH = 5000
+"""``web_extractor``'s default ``max_length`` (characters), as the reference fetch server's."""
+MAX_LENGTH_LIMIT = 100_000
 _WORD = re.compile(r"\w\w+")
 _STOP = frozenset("the of and for what which who when where how is are was were in on to a an "
                   "with from by its this that".split())
@@ -46,7 +52,11 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
      "parameters": {"type": "object", "properties": {
          "url": {"type": "string", "description": "The page URL."},
          "urls": {"type": "array", "items": {"type": "string"}},
-         "goal": {"type": "string", "description": "What to look for on the page."}}}},
+         "goal": {"type": "string", "description": "What to look for on the page."},
+         "max_length": {"type": "integer", "description": "Most characters to return "
+                        f"(default {MAX_LENGTH})."},
+         "start_index": {"type": "integer", "description": "Return content from this "
+                         "character on (default 0), to read a truncated page further."}}}},
     {"name": "dict_memory", "description": "A persistent key-value memory.",
      "parameters": {"type": "object", "properties": {
          "operation": {"type": "string", "enum": list(MEMORY_OPS)},
@@ -130,11 +140,13 @@ def web_extractor(engine: Engine, arguments: dict[str, Any]) -> tuple[str, list[
     Raises:
         ToolError: a missing, ill-typed or unknown argument.
     """
-    _unknown(arguments, {"url", "urls", "goal"}, "web_extractor")
+    _unknown(arguments, {"url", "urls", "goal", "max_length", "start_index"}, "web_extractor")
     urls = _strings(arguments, "url", "urls", "web_extractor")
     goal = arguments.get("goal")
     if goal is not None and not isinstance(goal, str):
         raise ToolError(f"Error: web_extractor: goal must be a string, got {type(goal).__name__}")
+    max_length = _integer(arguments, "max_length", MAX_LENGTH, 1, MAX_LENGTH_LIMIT)
+    start = _integer(arguments, "start_index", 0, 0, None)
     parts, opened = [], []
     for url in urls:
         page = engine.page(url)
@@ -142,9 +154,34 @@ def web_extractor(engine: Engine, arguments: dict[str, Any]) -> tuple[str, list[
             text = f"Error: failed to fetch {url}: page not found (HTTP 404)"
         else:
             opened.append(page.url)
-            text = _relevant(page.text, goal) if goal and goal.strip() else page.text
+            text = page_window(_relevant(page.text, goal) if goal and goal.strip() else page.text,
+                               start, max_length)
         parts.append(f"## {url}\n\n{text}" if len(urls) > 1 else text)
     return "\n\n".join(parts), opened
+
+
+def _integer(arguments: dict[str, Any], name: str, default: int, low: int, high: int | None) -> int:
+    value = arguments.get(name, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or \
+            (high is not None and value > high):
+        valid = f"from {low} to {high}" if high is not None else f">= {low}"
+        raise ToolError(f"Error: web_extractor: {name} must be an integer {valid}, got {value!r}")
+    return value
+
+
+def page_window(text: str, start: int, max_length: int) -> str:
+    """At most ``max_length`` characters of ``text`` from ``start``; when more follows, a last
+    line ``[Content truncated: characters START-END of TOTAL shown. Call web_extractor with
+    start_index END to read more.]``; past the end, a line saying no more content is there."""
+    if start and start >= len(text):
+        return (f"Error: web_extractor: start_index {start} is past the end of the content "
+                f"({len(text)} characters); no more content available.")
+    end = min(len(text), start + max_length)
+    window = text[start:end]
+    if end < len(text):
+        window += (f"\n\n[Content truncated: characters {start}-{end} of {len(text)} shown. "
+                   f"Call web_extractor with start_index {end} to read more.]")
+    return window
 
 
 def _keys(arguments: dict[str, Any], op: str) -> list[str]:

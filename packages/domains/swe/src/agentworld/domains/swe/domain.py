@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from agentworld.core.call_rationales import call_rationale, signatures
 from agentworld.core.domain_base import DomainBase
-from agentworld.core.toolcalls import call_of
-from agentworld.core.types import Action, Episode, Observation, Task
+from agentworld.core.toolcalls import ToolCallError, call_of, parse_call
+from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.swe import scorer, tools
 from agentworld.domains.swe.env import SweEnv
 from agentworld.domains.swe.policies import make_policies
-from agentworld.domains.swe.project import HOME, PROJECT
+from agentworld.domains.swe.project import HOME, PROJECT, PROJECTS
 from agentworld.domains.swe.tasks import KINDS, SweTaskSampler
 
-SYSTEM_PROMPT = f"""You simulate a software engineering environment: a git repository of a small Python library ({PROJECT}) at {HOME} in a Linux sandbox, with python3 and git and no network. Given one tool call, reply with the exact output the tool returns.
+SYSTEM_PROMPT = f"""You simulate a software engineering environment: a git repository of a small Python library (@PROJECT@) at {HOME} in a Linux sandbox, with python3 and git and no network. Given one tool call, reply with the exact output the tool returns.
 
 Tools and their outputs:
 - bash {{"command": str}}: the command's output (stdout and stderr), nothing else.
@@ -28,6 +30,29 @@ A malformed call gives one line starting with Error:.
 Tool definitions:
 """
 
+TOOL_SIGNATURES = signatures(tools.TOOL_DEFINITIONS)
+EDITS = ("create", "str_replace", "insert")
+
+
+def explain_call(action: str, history: Sequence[tuple[str, str]] = ()) -> str:
+    """The rationale of an swe call (:func:`agentworld.core.call_rationales.call_rationale`):
+    a test run or a submission also reads every earlier edit and ``bash`` command, as they
+    may have changed the files the tests import."""
+    try:
+        name, _ = parse_call(action)
+    except ToolCallError:
+        name = ""
+    extra = []
+    if name in ("run_tests", "submit"):
+        for k, (earlier, _) in enumerate(history):
+            try:
+                tool, arguments = parse_call(earlier)
+            except ToolCallError:
+                continue
+            if tool == "bash" or (tool == "str_replace_editor" and arguments.get("command") in EDITS):
+                extra.append(k)
+    return call_rationale(action, history, TOOL_SIGNATURES, extra)
+
 
 class SweDomain(DomainBase):
     """The ``swe`` domain (:class:`agentworld.core.domain_base.DomainBase`)."""
@@ -39,7 +64,9 @@ class SweDomain(DomainBase):
         """The world-model system prompt: the tools' outputs and their JSON definitions (as the
         public AgentWorldBench swe prompt lists the agent's tools), plus, for a task, the issue
         the agent works on."""
-        text = SYSTEM_PROMPT + json.dumps(tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
+        project = (task.setup.get("project") if task else None) or PROJECT
+        text = SYSTEM_PROMPT.replace("@PROJECT@", project) + json.dumps(
+            tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
         return f"{text}\n\nIssue given to the agent:\n{task.instruction}" if task else text
 
     def make_env(self, **kwargs: Any) -> SweEnv:
@@ -106,6 +133,23 @@ class SweDomain(DomainBase):
                 edited.add(path)
         return out
 
+    def explain(
+        self,
+        step: Step,
+        previous_state: dict[str, Any] | None,
+        history: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """The call, its check against the tool definitions and the earlier turns it depends
+        on: those that name or show its values (a path, a test id) and, for ``run_tests`` and
+        ``submit``, the earlier edits and shell commands (:func:`explain_call`)."""
+        return explain_call(step.action.text, history)
+
+    def explain_text(
+        self, action: str, observation: str, history: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """:meth:`explain` from text alone (it reads no state)."""
+        return explain_call(action, history)
+
     def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
         """Tool errors follow from the call alone."""
         return self.action_type(action) == "invalid"
@@ -123,8 +167,8 @@ class SweDomain(DomainBase):
 
     def describe(self) -> dict[str, str]:
         return {
-            "environment": f"real: a git repository of {PROJECT} (a small Python library with a "
-                           "unittest suite) in the terminal domain's sandbox",
+            "environment": f"real: a git repository of {' or '.join(PROJECTS)} (small Python "
+                           "libraries with unittest suites) in the terminal domain's sandbox",
             "bugs": "injected by mutation as SWE-smith does (Yang et al. 2025)",
             "tools": ", ".join(tools.TOOLS) + " (SWE-agent's str_replace_editor)",
             "task kinds": ", ".join(KINDS),

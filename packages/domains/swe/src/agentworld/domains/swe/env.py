@@ -1,6 +1,6 @@
 """``SweEnv``: the real swe environment (Gymnasium API, ``agentworld/swe-v0``).
 
-Each episode is a fresh git repository of the task's buggy ``textkit`` in the episode root of
+Each episode is a fresh git repository of the task's buggy project (``textkit``, ``ledger``) in the episode root of
 the terminal domain's sandbox (:class:`agentworld.domains.terminal.env.TerminalEnv`: bash as an
 unprivileged user with ``/home/agent`` as home and repository root, no network, resource and
 time limits, no process left after a command). Every tool runs there: ``bash`` as typed,
@@ -27,7 +27,7 @@ from gymnasium import spaces
 from agentworld.core.toolcalls import call_of
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.swe import testlog, tools
-from agentworld.domains.swe.project import HOME
+from agentworld.domains.swe.project import HOME, PROJECT
 from agentworld.domains.swe.tasks import SweTaskSampler, repo_files
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.limits import Limits
@@ -35,13 +35,14 @@ from agentworld.domains.terminal.limits import Limits
 ACTION_MAX_LENGTH = 65536
 OBSERVATION_MAX_LENGTH = 70000
 _CHARSET = frozenset(chr(c) for c in range(32, 0x2FFF)) | {"\n", "\t"}
-#: Fixed author and dates of the task commit, so its hash and ``git log`` are reproducible.
-GIT_ENV = ("GIT_AUTHOR_NAME=textkit GIT_AUTHOR_EMAIL=dev@textkit.invalid "
-           "GIT_COMMITTER_NAME=textkit GIT_COMMITTER_EMAIL=dev@textkit.invalid "
+#: Fixed author and dates of the task commit, so its hash and ``git log`` are reproducible
+#: (``{p}``: the project's name).
+GIT_ENV = ("GIT_AUTHOR_NAME={p} GIT_AUTHOR_EMAIL=dev@{p}.invalid "
+           "GIT_COMMITTER_NAME={p} GIT_COMMITTER_EMAIL=dev@{p}.invalid "
            "GIT_AUTHOR_DATE='2024-01-01T00:00:00Z' GIT_COMMITTER_DATE='2024-01-01T00:00:00Z'")
 INIT = ("export PAGER=cat GIT_PAGER=cat MANPAGER=cat PYTHONDONTWRITEBYTECODE=1 && "
         f"git -c init.defaultBranch=main init -q && git add -A && {GIT_ENV} "
-        "git commit -q -m 'textkit 1.0.0'")
+        "git commit -q -m '{p} 1.0.0'")
 
 
 def default_limits() -> Limits:
@@ -96,10 +97,11 @@ class SweEnv(gymnasium.Env):
         if task is None:
             task = self.tasks.sample(1, seed=int(self.np_random.integers(2**31)))[0]
         self.task = task if isinstance(task, Task) else Task.model_validate(task)
-        files = repo_files(self.task.setup.get("mutation"))
+        project = self.task.setup.get("project") or PROJECT
+        files = repo_files(self.task.setup.get("mutation"), project)
         setup = Task(id=self.task.id, domain="terminal", instruction="", setup={"files": files})
         _, info = self.terminal.reset(options={"task": setup})
-        result = self.terminal.run(INIT)
+        result = self.terminal.run(INIT.format(p=project))
         if result.exit_code != 0:
             self.terminal.close()
             raise RuntimeError(f"git could not commit the task repository: {result.output.strip()}")

@@ -20,7 +20,7 @@ from agentworld.core.domain_base import PolicyBase
 from agentworld.core.llm_policy import TOOL_AGENT_PROMPT, LLMPolicy, endpoint
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.swe.mutations import Mutation, fix_edit
-from agentworld.domains.swe.project import HOME, MODULES, project_files
+from agentworld.domains.swe.project import HOME, PROJECT, get_project, project_files, suite_files
 from agentworld.domains.swe.tasks import repo_files
 from agentworld.domains.swe.tools import render_call
 
@@ -64,15 +64,16 @@ class ScriptedExpert(PolicyBase):
 
     def _plan(self, task: Task) -> list[Action]:
         mutation = Mutation(**task.setup["mutation"])
-        buggy = repo_files(mutation)[mutation.file]
-        clean = project_files()[mutation.file]
+        project = task.setup.get("project") or PROJECT
+        buggy = repo_files(mutation, project)[mutation.file]
+        clean = project_files(project)[mutation.file]
         path = f"{HOME}/{mutation.file}"
         found = enclosing_function(clean, mutation.line)
         name, first, last = found or ("", 1, -1)
         if mutation.mutated is None and last > 0:
             last -= 1  # the buggy file lacks the deleted line
         old, new = fix_edit(buggy, mutation)
-        look = [render_call("bash", {"command": f"grep -n 'def {name}' -r textkit"})] if name else []
+        look = [render_call("bash", {"command": f"grep -n 'def {name}' -r {project}"})] if name else []
         if self.rng.random() < 0.5:
             look.append(render_call("str_replace_editor", {"command": "view", "path": HOME}))
         return [render_call("run_tests", {}), *look,
@@ -91,11 +92,13 @@ class RandomPolicy(PolicyBase):
     """
 
     name = "random"
-    COMMANDS = ("ls", "ls -la textkit", "git status", "git diff", "git log --oneline",
-                "cat README.md", "grep -n return textkit/stats.py", "wc -l textkit/*.py",
-                "python3 -c 'import textkit; print(textkit.__version__)'", "pwd", "cd textkit",
-                "cd ~", "find . -name '*.py' -not -path './.git/*' | sort", "head -n 20 tests/test_text.py",
-                "grep -rn 'def ' textkit | head", "python3 -m unittest tests.test_dates 2>&1 | tail -3")
+    COMMANDS = ("ls", "ls -la {p}", "git status", "git diff", "git log --oneline",
+                "cat README.md", "grep -n return {module}", "wc -l {p}/*.py",
+                "python3 -c 'import {p}; print({p}.__version__)'", "pwd", "cd {p}",
+                "cd ~", "find . -name '*.py' -not -path './.git/*' | sort", "head -n 20 {suite}",
+                "grep -rn 'def ' {p} | head", "python3 -m unittest {suite_id} 2>&1 | tail -3")
+    """Shell commands; ``{p}``, ``{module}``, ``{suite}`` and ``{suite_id}`` name the task's
+    project, its first module and its first test module (path and unittest id)."""
     WORDS = ("return", "values", "text", "year", "if", "def", "len(", "0", "1", "+ 1")
 
     def __init__(self, seed: int = 0) -> None:
@@ -112,12 +115,17 @@ class RandomPolicy(PolicyBase):
         if steps >= self.length:
             return None
         rng = self.rng
-        path = f"{HOME}/{rng.choice([*MODULES, 'tests/test_stats.py', 'README.md', 'nope.py'])}"
+        project = get_project((task.setup.get("project") if task else None) or PROJECT)
+        suite = suite_files(project.name)[0]
+        path = f"{HOME}/{rng.choice([*project.modules, suite, 'README.md', 'nope.py'])}"
         if steps == self.length - 1 and rng.random() < 0.5:
             return render_call("submit", {})
         roll = rng.random()
         if roll < 0.3:
-            return render_call("bash", {"command": rng.choice(self.COMMANDS)})
+            command = rng.choice(self.COMMANDS).format(
+                p=project.name, module=project.modules[0], suite=suite,
+                suite_id=suite.removesuffix(".py").replace("/", "."))
+            return render_call("bash", {"command": command})
         if roll < 0.5:
             start = rng.randint(1, 30)
             extra = {"view_range": [start, start + rng.randint(0, 15)]} if rng.random() < 0.5 else {}
@@ -141,7 +149,7 @@ class RandomPolicy(PolicyBase):
                           '{"name": "str_replace_editor", "arguments": {"command": "delete", '
                           f'"path": "{path}"}}}}',
                           '{"name": "str_replace_editor", "arguments": {"command": "view", '
-                          '"path": "textkit/stats.py"}}'])
+                          f'"path": "{project.modules[0]}"}}}}'])
         return Action(text=bad)
 
 
