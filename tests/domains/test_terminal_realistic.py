@@ -37,7 +37,7 @@ def test_handwritten_sessions_replay_in_the_sandbox_with_the_expected_outputs():
             output, prompt = split_prompt(episode.steps[step_no - 1].observation.text)
             assert output.rstrip("\n") == want, (session.name, step_no)
             checked += 1
-    assert checked >= 100
+    assert checked >= 90
     # errors are real: the status marker of a failed command is in the prompt
     errors = next(e for e in episodes if e.task.id == "handwritten-errors")
     assert errors.steps[0].observation.text.startswith(
