@@ -49,6 +49,12 @@ class CollectConfig(BaseModel):
     # running any of these command families, go to episodes/ood.jsonl, never to a training split.
     ood_task_kinds: list[str] = Field(default_factory=list)
     ood_commands: list[str] = Field(default_factory=list)
+    # Evaluation sets: policies with a fixed set of their own tasks (the terminal's `handwritten`
+    # sessions), collected once each into episodes/NAME.jsonl and never trained on.
+    eval_sets: list[str] = Field(default_factory=list)
+    # Realistic hold-out: episodes whose task kind is one of these real sources (the terminal's
+    # `real` policy: "info:grep", "man:xxd", ...) go to episodes/realistic.jsonl, never trained on.
+    realistic_sources: list[str] = Field(default_factory=list)
 
 
 class TrainStageConfig(BaseModel):
@@ -91,6 +97,9 @@ class EvalConfig(BaseModel):
     reward_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     max_transitions: int = Field(400, ge=1)
     ood_max_transitions: int = Field(200, ge=0)  # from episodes/ood.jsonl when it exists
+    # From episodes/realistic.jsonl and each evaluation set's episodes/NAME.jsonl, each at most.
+    realistic_max_transitions: int = Field(150, ge=0)
+    eval_sets: list[str] = Field(default_factory=list)  # beside those [collect] eval_sets names
     batch_size: int = Field(32, ge=1)
     max_new_tokens: int = Field(256, ge=1)
     num_beams: int = Field(1, ge=1)  # > 1: beam search (hf backend), else greedy

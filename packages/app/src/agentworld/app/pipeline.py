@@ -6,6 +6,8 @@ imports no plugin package. Outputs of a run directory::
 
     episodes/train.jsonl, episodes/heldout.jsonl   real episodes (JSONL)
     episodes/ood.jsonl                             held-out task/command families (never trained on)
+    episodes/realistic.jsonl, episodes/NAME.jsonl  held-out real sources, evaluation sets
+                                                   (never trained on; agentworld.app.eval_sets)
     checkpoints/<stage>/                           Hugging Face checkpoints
     metrics.json, report.md, fidelity.png          evaluation report
     replay.md                                      real vs simulated replays
@@ -47,6 +49,7 @@ class RunState:
     train_url: str = ""
     heldout_url: str = ""
     ood_url: str = ""
+    eval_sets: list[str] = field(default_factory=list)  # [collect] eval_sets
     timings_s: dict[str, float] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)
     # The eval stage's result: the report is written again at the end with every stage's timing.
@@ -110,18 +113,24 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
     pipeline resumes the collection (:func:`agentworld.core.collect.collect`)."""
     from agentworld.core.holdout import check_task_kinds, split_out_of_distribution
 
+    from agentworld.app.eval_sets import check_eval_sets, collect_eval_sets, split_realistic
+
     domain = plugins.get_domain(state.domain)
     check_task_kinds(cfg.ood_task_kinds, domain.tasks())
+    check_eval_sets(cfg.eval_sets, domain)
     part = part_path(f"{state.dir}/episodes/collect")
     episodes = collect_with_progress(state.domain, cfg.episodes, console, policies=cfg.policies,
                                      seed=state.seed, max_steps=cfg.max_steps, workers=cfg.workers,
                                      part=part)
     inside, ood = split_out_of_distribution(episodes, cfg.ood_task_kinds, cfg.ood_commands, domain)
+    inside, realistic = split_realistic(inside, cfg.realistic_sources)
     train, heldout = split(inside, cfg.heldout_fraction, state.seed)
     write_episodes(state.train_url, train)
     write_episodes(state.heldout_url, heldout)
     if cfg.ood_task_kinds or cfg.ood_commands:
         write_episodes(state.ood_url, ood)
+    if cfg.realistic_sources:
+        write_episodes(f"{state.ood_url.rsplit('/', 1)[0]}/realistic.jsonl", realistic)
     if part is not None:
         Path(part).unlink(missing_ok=True)
     state.facts["collect"] = {
@@ -136,6 +145,13 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
             "ood_episodes": len(ood), "ood_transitions": sum(len(e.steps) for e in ood),
             "ood_task_kinds": cfg.ood_task_kinds, "ood_commands": cfg.ood_commands,
         }
+    if cfg.realistic_sources:
+        state.facts["collect"] |= {
+            "realistic_episodes": len(realistic), "realistic_sources": cfg.realistic_sources,
+            "realistic_transitions": sum(len(e.steps) for e in realistic)}
+    if cfg.eval_sets:
+        state.facts["collect"]["eval_sets"] = collect_eval_sets(
+            cfg.eval_sets, state, console, max_steps=cfg.max_steps, workers=cfg.workers)
     console.print(f"collected {len(episodes)} episodes -> {state.train_url}, {state.heldout_url}"
                   + (f", {state.ood_url} ({len(ood)} out of distribution)"
                      if cfg.ood_task_kinds or cfg.ood_commands else ""))
@@ -215,7 +231,11 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     if cfg.ood_max_transitions and _exists(state.ood_url):
         ood_items = transitions(_episodes(state.ood_url), domain=domain,
                                 split=OUT_OF_DISTRIBUTION)[: cfg.ood_max_transitions]
-    items += ood_items
+    from agentworld.app.eval_sets import realistic_items
+
+    real_items = realistic_items(cfg.realistic_max_transitions, [*state.eval_sets, *cfg.eval_sets],
+                                 state, domain)
+    items += ood_items + real_items
     model_path = _model_path(cfg, state)
     models = {"model": plugins.get_sim_backend(cfg.backend).load(
         model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens,
@@ -231,9 +251,13 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     decoding = f"beam search, {cfg.num_beams} beams" if cfg.num_beams > 1 else "greedy"
     scored_as = state.domain if domain is not None else f"{state.domain} (not installed: no domain scorer)"
     state.facts["eval"] = {"model": model_path, "domain": scored_as,
-                           "transitions": len(items) - len(ood_items), "decoding": decoding}
+                           "transitions": len(items) - len(ood_items) - len(real_items),
+                           "decoding": decoding}
     if ood_items:
         state.facts["eval"]["ood_transitions"] = len(ood_items)
+    for t in real_items:
+        key = f"{t.split}_transitions"
+        state.facts["eval"][key] = state.facts["eval"].get(key, 0) + 1
     state.eval_result = result
     paths = write_report(result, state.dir, extra=state.report_facts(), loss_logs=state.loss_logs())
     print_fidelity(result, console)
@@ -338,7 +362,8 @@ def run_pipeline(config: PipelineConfig, console: Console | None = None) -> RunS
     """
     console = console or Console()
     state = RunState(dir=config.run.dir.rstrip("/"), seed=config.run.seed, domain=config.run.domain,
-                     train_url=config.run.train_data or "", heldout_url=config.run.heldout_data or "")
+                     train_url=config.run.train_data or "", heldout_url=config.run.heldout_data or "",
+                     eval_sets=list(config.collect.eval_sets) if config.collect else [])
     start, checked = time.perf_counter(), False
     for stage in config.stages():
         if stage != "collect" and not checked:  # after collection (see check_stages)

@@ -127,6 +127,9 @@ def _split_section(result: EvalResult) -> list[str]:
         f"## In distribution vs out of distribution ({metric})",
         "",
         "Out of distribution: held-out task and command families no training split saw. "
+        "Realistic: episodes of whole real command sources (manuals' examples on real files) "
+        "held out of training; handwritten (or another evaluation set's name): hand-written "
+        "realistic sessions replayed in the real sandbox, never trained on. "
         "In-episode consistency: steps whose real output depends on what earlier steps of the "
         "same episode wrote (files, variables).",
         "",

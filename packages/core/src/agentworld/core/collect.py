@@ -15,6 +15,7 @@ from agentworld.core.protocols import (
     PrivilegedEnvironment,
     PromptingEnvironment,
     ResettablePolicy,
+    TaskingPolicy,
 )
 from agentworld.core.rollout import each, rollout, text_of
 from agentworld.core.types import Action, Episode, Observation, ObservationText, Step, Task
@@ -161,9 +162,10 @@ def collect(
 ) -> list[Episode]:
     """Collect ``n`` real episodes, ``workers`` environments in parallel (threads).
 
-    Episode ``i`` uses task ``i`` of ``domain.tasks().sample(n, seed=seed)``,
-    the policy assigned by :func:`assign_policies` and seed ``seed + i``, so
-    the result does not depend on ``workers``, nor on being resumed.
+    Episode ``i`` uses task ``i`` of ``domain.tasks().sample(n, seed=seed)`` (or, for a
+    policy that brings its own tasks, :class:`~agentworld.core.protocols.TaskingPolicy`, its
+    ``task(seed + i)``), the policy assigned by :func:`assign_policies` and seed ``seed + i``,
+    so the result does not depend on ``workers``, nor on being resumed.
 
     Args:
         progress: called with 1 after each finished episode (and, when resuming, once
@@ -207,8 +209,10 @@ def collect(
             try:
                 for i in indices:
                     policy = domain.policies()[names[i]]
+                    task = (policy.task(seed + i) if isinstance(policy, TaskingPolicy)
+                            else tasks[i])
                     episode = run_episode(
-                        domain, env, tasks[i], policy, seed=seed + i, max_steps=max_steps
+                        domain, env, task, policy, seed=seed + i, max_steps=max_steps
                     )
                     if store is not None:
                         store.append(i, episode)

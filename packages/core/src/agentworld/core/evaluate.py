@@ -9,8 +9,10 @@ aggregated overall, per action type, per turn index, per collecting policy
 on the subset whose real *output* is non-empty, each with a 95% confidence interval.
 
 Transitions carry a ``split``: :data:`IN_DISTRIBUTION` (the held-out episodes of the
-training distribution) or :data:`OUT_OF_DISTRIBUTION` (episodes of task and command families
-no training split saw, :mod:`agentworld.core.holdout`). The overall, per-type, per-turn and
+training distribution), :data:`OUT_OF_DISTRIBUTION` (episodes of task and command families
+no training split saw, :mod:`agentworld.core.holdout`), :data:`REALISTIC` (episodes of whole real
+command sources no training split saw) or the name of an evaluation set (e.g. ``handwritten``:
+sessions a policy replays, never trained on). The overall, per-type, per-turn and
 per-policy aggregates are over the in-distribution split (all transitions when there is
 none); ``by_split*`` hold each split's aggregates side by side. Transitions whose real output
 depends on what earlier steps of the same episode wrote (the domain's
@@ -43,6 +45,7 @@ Z95 = 1.959963984540054
 NO_ACTION_TYPE = "other"
 IN_DISTRIBUTION = "in-distribution"
 OUT_OF_DISTRIBUTION = "out-of-distribution"
+REALISTIC = "realistic"  # whole real sources held out of training ([collect] realistic_sources)
 
 
 class Transition(BaseModel):
@@ -169,8 +172,8 @@ def transitions(
         episodes: Real episodes.
         domain: Optional :class:`~agentworld.core.protocols.Domain` for action
             types and (optionally) ``output_text`` and ``consistency_turns``.
-        split: The split the episodes belong to (:data:`IN_DISTRIBUTION` or
-            :data:`OUT_OF_DISTRIBUTION`).
+        split: The split the episodes belong to (:data:`IN_DISTRIBUTION`,
+            :data:`OUT_OF_DISTRIBUTION`, :data:`REALISTIC` or an evaluation set's name).
     """
     out = []
     hooks = domain_hooks(domain) if domain is not None else None

@@ -124,6 +124,20 @@ class ResettablePolicy(Protocol):
 
 
 @runtime_checkable
+class TaskingPolicy(Protocol):
+    """A policy that brings its own task: ``task(seed) -> Task`` is the task (set-up files,
+    instruction) of the episode it plays with ``seed``, drawn instead of the domain's task
+    sampler (:func:`agentworld.core.collect.collect`). ``num_tasks`` is how many distinct tasks
+    it has (``None``: unbounded); a finite policy cycles through them by seed (``seed %
+    num_tasks``), so a collection of ``num_tasks`` consecutive seeds plays each once (an
+    evaluation set such as the terminal's hand-written sessions)."""
+
+    num_tasks: int | None
+
+    def task(self, seed: int) -> Task: ...
+
+
+@runtime_checkable
 class PrivilegedEnvironment(Protocol):
     """An environment that reports the state behind its last observation, never shown to the
     agent (a file tree, a database): ``privileged_state() -> dict | None``. Collection records

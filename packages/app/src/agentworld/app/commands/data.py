@@ -12,14 +12,19 @@ from agentworld.core import plugins
 
 
 def _policy_mix(values: list[str] | None, domain: str) -> dict[str, float]:
-    """``--policy`` values as ``{name: weight}``; without any, weight 1 for each policy of ``domain``.
+    """``--policy`` values as ``{name: weight}``; without any, weight 1 for each policy of
+    ``domain`` but its evaluation sets (a :class:`~agentworld.core.protocols.TaskingPolicy` with
+    a finite ``num_tasks``, such as the terminal's ``handwritten`` sessions).
 
     Raises:
         typer.BadParameter: a value is not ``NAME=WEIGHT`` with a number ``WEIGHT >= 0``.
         UnknownPluginError: no values and ``domain`` is not installed.
     """
     if not values:
-        return dict.fromkeys(plugins.get_domain(domain).policies(), 1.0)
+        from agentworld.core.protocols import TaskingPolicy
+
+        return {name: 1.0 for name, policy in plugins.get_domain(domain).policies().items()
+                if not (isinstance(policy, TaskingPolicy) and policy.num_tasks is not None)}
     mix: dict[str, float] = {}
     for item in values:
         name, sep, raw = item.partition("=")
@@ -41,7 +46,8 @@ def collect_cmd(
     episodes: Annotated[int, typer.Option(min=1, help="Number of episodes.")] = 100,
     policy: Annotated[list[str] | None, typer.Option(
         help="Policy weight as NAME=WEIGHT; repeatable. Default: each policy the domain offers here "
-        "(terminal: scripted, random; llm once AGENTWORLD_LLM_BASE_URL is set), weight 1.")] = None,
+        "(terminal: scripted, random, real; llm once AGENTWORLD_LLM_BASE_URL is set), weight 1; "
+        "evaluation sets (terminal: handwritten) only when named.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Steps per episode at most.")] = 12,
     workers: Annotated[int, typer.Option(min=1, help="Environments run in parallel.")] = 2,
     seed: Seed = 0,

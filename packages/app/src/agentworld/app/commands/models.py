@@ -57,10 +57,16 @@ def eval_cmd(
              "next to --data when it exists (the collect stage writes it there).")] = None,
     ood_max_transitions: Annotated[int, typer.Option(
         min=0, help="Out-of-distribution transitions evaluated at most.")] = 200,
+    eval_set: Annotated[list[str] | None, typer.Option(
+        help="Evaluation set scored as its own split from NAME.jsonl next to --data (the collect "
+             "stage's [collect] eval_sets, e.g. handwritten); repeatable. realistic.jsonl next "
+             "to --data is scored when it exists.")] = None,
+    realistic_max_transitions: Annotated[int, typer.Option(
+        min=0, help="Transitions of the realistic split and of each evaluation set at most.")] = 150,
     allow_hub: AllowHub = True,
 ) -> None:
     """Measure next-observation fidelity of a world model against the baselines: in distribution,
-    out of distribution and on in-episode consistency."""
+    out of distribution, on realistic sessions and on in-episode consistency."""
     check_input_file(data, "--data")
     if ood_data is not None:
         check_input_file(ood_data, "--ood-data")
@@ -74,7 +80,8 @@ def eval_cmd(
                      heldout_url=data, ood_url=ood_data or "")
     cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions,
                      max_new_tokens=max_new_tokens, num_beams=num_beams,
-                     ood_max_transitions=ood_max_transitions, allow_hub=allow_hub)
+                     ood_max_transitions=ood_max_transitions, allow_hub=allow_hub,
+                     realistic_max_transitions=realistic_max_transitions, eval_sets=eval_set or [])
     if judge_base_url:
         cfg.rewards.append("llm_judge")
         options = {"base_url": judge_base_url, "model": judge_model, "fallback": judge_fallback}

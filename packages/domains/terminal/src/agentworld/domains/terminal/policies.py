@@ -11,6 +11,12 @@ alternating actions and observations); it returns ``None`` to end.
   sometimes verifies; 2-7 steps.
 * ``random`` (:class:`RandomPolicy`): plausible random commands with some
   mistakes, and session commands that make state and read it back; 4-12 steps.
+* ``real`` (:class:`RealPolicy`): command lines from real manuals' examples (GNU info, Debian
+  man pages), run on excerpts of real files (:mod:`agentworld.domains.terminal.real_policy`);
+  its task's kind is the source, so whole sources can be held out.
+* ``handwritten`` (:class:`HandwrittenPolicy`): replays hand-written realistic sessions, each
+  with its own files (an evaluation set, never trained on;
+  :mod:`agentworld.domains.terminal.handwritten`).
 * ``llm`` (:class:`LLMPolicy`): a chat model behind any OpenAI-compatible
   endpoint (``AGENTWORLD_LLM_BASE_URL``, ``AGENTWORLD_LLM_MODEL``); at most 12 steps. Offered
   only when ``AGENTWORLD_LLM_BASE_URL`` is set: there is no default endpoint to send
@@ -20,20 +26,27 @@ alternating actions and observations); it returns ``None`` to end.
 from __future__ import annotations
 
 from agentworld.domains.terminal.expert import ScriptedExpert
+from agentworld.domains.terminal.handwritten import HandwrittenPolicy
 from agentworld.domains.terminal.llm_policy import LLMPolicy, endpoint
 from agentworld.domains.terminal.random_policy import RandomPolicy
+from agentworld.domains.terminal.real_policy import RealPolicy
 
 
-def make_policies(seed: int = 0) -> dict[str, ScriptedExpert | RandomPolicy | LLMPolicy]:
-    """Fresh policies by name, those that can run here: ``{"scripted": ..., "random": ...}``,
+Policy = ScriptedExpert | RandomPolicy | RealPolicy | HandwrittenPolicy | LLMPolicy
+
+
+def make_policies(seed: int = 0) -> dict[str, Policy]:
+    """Fresh policies by name, those that can run here: ``{"scripted", "random", "real",
+    "handwritten"}``,
     and ``"llm"`` when ``$AGENTWORLD_LLM_BASE_URL`` names its endpoint
     (:func:`~agentworld.domains.terminal.llm_policy.endpoint`; it is contacted only when the
     policy acts)."""
-    out: dict[str, ScriptedExpert | RandomPolicy | LLMPolicy] = {
-        "scripted": ScriptedExpert(seed), "random": RandomPolicy(seed)}
+    out: dict[str, Policy] = {
+        "scripted": ScriptedExpert(seed), "random": RandomPolicy(seed),
+        "real": RealPolicy(seed), "handwritten": HandwrittenPolicy(seed)}
     if endpoint() is not None:
         out["llm"] = LLMPolicy(seed)
     return out
 
 
-__all__ = ["LLMPolicy", "RandomPolicy", "ScriptedExpert", "make_policies"]
+__all__ = ["HandwrittenPolicy", "LLMPolicy", "RandomPolicy", "RealPolicy", "ScriptedExpert", "make_policies"]
