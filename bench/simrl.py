@@ -35,7 +35,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from simrl_setup import (  # noqa: E402
+    COLLECT_STEPS,
     EasyMcp,
     SimFactory,
     clone_agent,
@@ -62,7 +63,7 @@ def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dic
     rate, exact observations, and each source's agreement with the recorded real success."""
     from concurrent.futures import ThreadPoolExecutor
 
-    factory = SimFactory(wm, domain, "footer", a.max_turns)
+    factory = SimFactory(wm, domain, "footer", max(a.max_turns, COLLECT_STEPS))
     exact, steps = [0], [0]
 
     def run(episode: Any) -> None:
@@ -96,9 +97,9 @@ def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dic
 
 
 def grpo(name: str, start: str, factory: Any, tasks: list, out: Path, a: argparse.Namespace,
-         marks: Sequence[int], budget_s: float | None = None) -> list[dict[str, Any]]:  # fmt: skip
+         marks: Sequence[int], budget_s: float | None = None) -> Iterator[dict[str, Any]]:  # fmt: skip
     """GRPO from ``start`` in ``factory``'s environments, evaluated on the real held-out tasks
-    at each step of ``marks`` (training resumes between them). Returns one record per mark:
+    at each step of ``marks`` (training resumes between them). Yields one record per mark:
     ``steps``, ``train_s``, ``checkpoint`` and the rollout metrics so far."""
     records, metrics = [], []
     for i, mark in enumerate(marks):

@@ -16,7 +16,9 @@ from agentworld.core import plugins
 from agentworld.core.collect import collect, split
 from agentworld.core.io import read_episodes, write_episodes
 from agentworld.core.types import Episode, Task
+from agentworld.domains.mcp.calls import render_call
 from agentworld.domains.mcp.domain import McpDomain
+from agentworld.domains.mcp.prompt import ROLE
 from agentworld.domains.mcp.tasks import McpTaskSampler
 from agentworld.sim import SimEnv
 from agentworld.sim.backends.hf import HFBackend
@@ -27,14 +29,26 @@ from agentworld.trainers.training.base import corpus_texts
 
 KINDS = ("lookup", "create")
 SERVERS = ("notes",)
+COLLECT_STEPS = 4  # steps per collected real episode at most
 
 
 class EasyMcp(McpDomain):
     """The mcp domain restricted to one- or two-call tasks (:data:`KINDS` on :data:`SERVERS`):
-    ones a small agent can solve at all."""
+    ones a small agent can solve at all; the world model's system prompt lists the tools by
+    signature (the initial observation's lines) instead of their JSON schemas, about 1,300
+    characters instead of 2,900, which halves the world model's training tokens."""
 
     def tasks(self) -> McpTaskSampler:
         return McpTaskSampler(kinds=KINDS, servers=SERVERS)
+
+    def system_prompt(self, task: Task | None) -> str:
+        server = (task.setup.get("server") if task else None) or "notes"
+        parts = [ROLE.format(name=f" named {server!r}"), self.initial_observation(task)]
+        calls = task.setup.get("calls") if task else None
+        if calls:
+            lines = "\n".join(render_call(c["name"], c.get("arguments", {})) for c in calls)
+            parts.append(f"Before the episode the server's state was set up with these calls:\n{lines}")
+        return "\n\n".join(parts)
 
 
 def real_episodes(domain: EasyMcp, a: Any, out: Path) -> tuple[list[Episode], list[Episode], float]:
@@ -47,9 +61,10 @@ def real_episodes(domain: EasyMcp, a: Any, out: Path) -> tuple[list[Episode], li
         episodes = read_episodes(str(path))
     else:
         mix = {"scripted": a.expert_fraction, "random": 1 - a.expert_fraction}
-        episodes = collect(domain, a.episodes, policies=mix, seed=a.seed, max_steps=4, workers=2)
+        episodes = collect(domain, a.episodes, policies=mix, seed=a.seed, max_steps=COLLECT_STEPS, workers=2)
         for e in episodes:
             e.metadata["rewards"] = True
+            e.system_prompt = domain.system_prompt(e.task)
         write_episodes(str(path), episodes)
     train, held = split(episodes, 0.2, a.seed)
     return train, held, time.perf_counter() - started
@@ -67,7 +82,7 @@ def world_model(train: list[Episode], a: Any, out: Path) -> tuple[str, float]:
     started = time.perf_counter()
     tok = out / "world_model" / "tokenizer"
     train_tokenizer(corpus_texts(train), a.vocab_size, tok)
-    common = {"seed": a.seed, "num_threads": a.threads, "log_every": 50, "overwrite": True}
+    common = {"seed": a.seed, "num_threads": a.threads, "log_every": 10, "overwrite": True}
     start: dict[str, str] = {"model": a.preset, "tokenizer": str(tok)}
     if a.cpt_steps:
         start = {"model": plugins.get_trainer("cpt").train(train, {
@@ -86,7 +101,7 @@ def clone_agent(start: str, experts: Sequence[Episode], out: Path, a: Any, token
         return str(out)
     options = {"output_dir": str(out), "model": start, "max_steps": a.bc_steps, "seed": a.seed,
                "batch_size": 8, "lr": a.bc_lr, "warmup_steps": 5, "num_threads": a.threads,
-               "log_every": 50, "overwrite": True}  # fmt: skip
+               "log_every": 10, "overwrite": True}  # fmt: skip
     if tokenizer is not None:
         options["tokenizer"] = tokenizer
     return PolicySftTrainer().train(list(experts), options)
