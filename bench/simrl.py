@@ -9,8 +9,8 @@ One run, side by side (bench/simrl_setup.py builds the first three):
 
 1. Real episodes of the easy mcp tasks (``lookup`` and ``create`` on ``notes``: one or two
    tool calls), scripted expert and random policy, reward footer on; 80% train, 20% held out.
-2. A world model (``copy`` preset, tokenizer trained on the data, ``cpt`` then ``sft`` in
-   optimizer steps). Its fidelity is checked first: the held-out real episodes' actions are
+2. A world model (``copy`` preset, tokenizer trained on the data, ``sft`` in optimizer steps;
+   ``--cpt-steps`` adds a ``cpt`` stage before it). Its fidelity is checked first: the held-out real episodes' actions are
    stepped in the simulator; the share of simulated observations that parse, that equal the
    real ones, and each reward source's precision/recall of success against the recorded
    real outcome.
@@ -159,12 +159,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--expert-fraction", type=float, default=0.6)
     p.add_argument("--preset", default="copy")
     p.add_argument("--vocab-size", type=int, default=2048)
-    p.add_argument("--cpt-steps", type=int, default=100)
-    p.add_argument("--sft-steps", type=int, default=400)
+    p.add_argument("--cpt-steps", type=int, default=0, help="world-model cpt steps (0: none)")
+    p.add_argument("--sft-steps", type=int, default=150, help="world-model sft steps")
+    p.add_argument("--wm-batch", type=int, default=4)
     p.add_argument("--wm-lr", type=float, default=1e-3)
     p.add_argument("--bc-steps", type=int, default=60, help="behaviour-cloning steps")
     p.add_argument("--bc-lr", type=float, default=1e-3)
-    p.add_argument("--rl-steps", type=int, default=8, help="GRPO steps of the sim and real arms")
+    p.add_argument("--rl-steps", type=int, default=6, help="GRPO steps of the sim and real arms")
     p.add_argument("--rl-lr", type=float, default=3e-4)
     p.add_argument("--tasks-per-step", type=int, default=4)
     p.add_argument("--group-size", type=int, default=4)
@@ -179,7 +180,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", help="write the results here")
     a = p.parse_args(argv)
     if a.quick:
-        a.episodes, a.cpt_steps, a.sft_steps, a.bc_steps, a.rl_steps = 40, 20, 60, 20, 2
+        a.episodes, a.sft_steps, a.bc_steps, a.rl_steps = 40, 60, 20, 2
         a.eval_tasks, a.tasks_per_step, a.group_size = 8, 2, 2
     return a
 

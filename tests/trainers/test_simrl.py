@@ -18,6 +18,7 @@ from agentworld.core.types import Prediction, Task
 from agentworld.domains.mcp.calls import parse_call, render_call
 from agentworld.domains.mcp.tasks import McpTaskSampler
 from agentworld.sim import SimEnv
+from agentworld.trainers.agents.simrl.evaluate import gap_report
 from agentworld.trainers.agents.simrl.replay import agreement, replay, replay_many
 from agentworld.trainers.agents.simrl.rewards import RewardedSimEnv, SimEpisode, combine
 
@@ -185,6 +186,14 @@ def test_an_exploited_simulator_is_refuted_by_the_real_replay(mcp, tasks) -> Non
     transcript = agreement([e.success("transcript") for e in episodes], true)
     assert (footer.precision, footer.recall, footer.refuted) == (pytest.approx(1 / 3), 1.0, pytest.approx(2 / 3))
     assert (transcript.tp, transcript.fp, transcript.fn) == (0, 0, 1)
+    report = gap_report(episodes, mcp.make_env, workers=2)
+    assert report["episodes"] == 3 and report["parse_rate"] == 1.0
+    assert report["real_success"] == pytest.approx(1 / 3)
+    assert report["sources"]["footer"]["sim_success"] == 1.0
+    assert report["sources"]["footer"]["refuted"] == pytest.approx(2 / 3)
+    assert report["sources"]["transcript"]["sim_success"] == 0.0
+    assert [x["actions"] for x in report["refuted_examples"]] == [[wrong_read], [wrong_create]]
+    assert report["refuted_examples"][0]["real"].startswith("Error executing tool read_note")
     assert combine(None, (1.0, True)) == (0.0, True) and combine(None, None) == (0.0, False)
     with pytest.raises(ValueError, match="reward source must be one of"):
         RewardedSimEnv(SimEnv(Flatterer(), domain=mcp, reward_source="none"), mcp, "judge")
