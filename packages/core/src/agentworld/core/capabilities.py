@@ -31,6 +31,20 @@ class RewardingDomain(Protocol):
 
 
 @runtime_checkable
+class TranscriptRewardingDomain(Protocol):
+    """A domain that can reward a whole (simulated) episode from its transcript alone:
+    ``verify_transcript(task, transcript) -> (reward, terminated) | None``, where
+    ``transcript`` is ``[(action text, observation text), ...]`` oldest first, the
+    observations as the simulator predicted them; ``None`` when the task's check cannot be
+    decided from the transcript. Agents trained in a simulator use it as a reward source
+    beside the world model's own footer (:mod:`agentworld.trainers.agents.simrl.rewards`)."""
+
+    def verify_transcript(
+        self, task: Task | None, transcript: Sequence[tuple[str, str]]
+    ) -> tuple[float, bool] | None: ...
+
+
+@runtime_checkable
 class MarkovDomain(Protocol):
     """A domain whose world model sees only the last ``history_window`` turns (``1`` when the
     observation is the whole state; ``None``: the whole history)."""
@@ -181,6 +195,7 @@ class ExperienceTrainer(Protocol):
 
 DOMAIN_CAPABILITIES: tuple[type, ...] = (
     RewardingDomain,
+    TranscriptRewardingDomain,
     MarkovDomain,
     ResettableDomain,
     DiscreteActionDomain,

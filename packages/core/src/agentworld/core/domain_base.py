@@ -28,6 +28,7 @@ from agentworld.core.protocols import (
     ResettableDomain,
     RewardingDomain,
     TextExplainingDomain,
+    TranscriptRewardingDomain,
 )
 from agentworld.core.rollout import Outcome
 
@@ -91,6 +92,13 @@ class DomainBase:
     # -- optional, with defaults ---------------------------------------------------------
     def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
         """``(reward, terminated)`` of an observation text, ``None`` when unknown."""
+        return None
+
+    def verify_transcript(
+        self, task: Task | None, transcript: Sequence[tuple[str, str]]
+    ) -> tuple[float, bool] | None:
+        """``(reward, terminated)`` of a whole episode's ``[(action, observation), ...]``
+        transcript, ``None`` when unknown (default: unknown)."""
         return None
 
     def initial_observation(self, task: Task | None) -> str:
@@ -193,6 +201,13 @@ class _Structural(DomainBase):
     def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
         if isinstance(self.inner, RewardingDomain):
             return self.inner.verify(observation, task)
+        return None
+
+    def verify_transcript(
+        self, task: Task | None, transcript: Sequence[tuple[str, str]]
+    ) -> tuple[float, bool] | None:
+        if isinstance(self.inner, TranscriptRewardingDomain):
+            return self.inner.verify_transcript(task, transcript)
         return None
 
     def initial_observation(self, task: Task | None) -> str:

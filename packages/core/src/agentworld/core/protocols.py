@@ -23,6 +23,7 @@ from agentworld.core.world_models import (
 # Re-exported: the optional capabilities and the contract helpers were first declared here.
 from agentworld.core.capabilities import (  # noqa: F401
     RewardingDomain as RewardingDomain,
+    TranscriptRewardingDomain as TranscriptRewardingDomain,
     MarkovDomain as MarkovDomain,
     ResettableDomain as ResettableDomain,
     DiscreteActionDomain as DiscreteActionDomain,

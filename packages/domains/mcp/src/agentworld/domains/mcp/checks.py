@@ -29,7 +29,9 @@ def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
     return [(path, value)]
 
 
-def _equal(a: Any, b: Any) -> bool:
+def equal(a: Any, b: Any) -> bool:
+    """JSON values equal as the checks compare them (numbers within 1e-6, booleans only to
+    booleans)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, int | float) and isinstance(b, int | float):
@@ -44,7 +46,7 @@ def shows(text: str, value: Any, key: str | None = None) -> bool:
         parsed = json.loads(text)
     except json.JSONDecodeError:
         return re.search(rf"(?<!\w){re.escape(str(value))}(?!\w)", text) is not None
-    return any(_equal(leaf, value) for path, leaf in leaves(parsed)
+    return any(equal(leaf, value) for path, leaf in leaves(parsed)
                if key is None or path.removesuffix("[]").rsplit(".", 1)[-1] == key)
 
 
@@ -56,7 +58,7 @@ def _items(data: dict[str, Any], path: str) -> list[dict[str, Any]]:
 
 
 def _has(data: dict[str, Any], spec: dict[str, Any]) -> bool:
-    return any(all(_equal(item.get(k), v) for k, v in spec["fields"].items())
+    return any(all(equal(item.get(k), v) for k, v in spec["fields"].items())
                for item in _items(data, spec["path"]))
 
 

@@ -18,6 +18,7 @@ from agentworld.domains.mcp.policies import make_policies
 from agentworld.domains.mcp.prompt import system_prompt, tool_definitions
 from agentworld.domains.mcp.servers import SERVERS
 from agentworld.domains.mcp.tasks import KINDS, McpTaskSampler
+from agentworld.domains.mcp.transcript import verify_transcript
 
 ENV_OPTIONS = frozenset({"server", "tasks", "timeout_s", "max_steps"})
 
@@ -121,6 +122,14 @@ class McpDomain(DomainBase):
             return None
         ok = checks.holds(task.check, None, observation)  # type: ignore[union-attr]
         return (1.0, True) if ok else (0.0, False)
+
+    def verify_transcript(
+        self, task: Task | None, transcript: Sequence[tuple[str, str]]
+    ) -> tuple[float, bool] | None:
+        """The task's check re-derived from a simulated ``[(call, response), ...]`` transcript
+        (:func:`agentworld.domains.mcp.transcript.verify_transcript`); ``None`` when it
+        cannot be decided from one."""
+        return verify_transcript(task, transcript)
 
     def describe(self) -> dict[str, str]:
         """Facts for ``agentworld domains``."""

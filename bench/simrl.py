@@ -1,0 +1,246 @@
+"""Decoupled RL end to end (issue 34): an LM agent trained with GRPO only inside a world model
+of the real mcp notes server, measured on the real server's held-out tasks.
+
+    uv run python bench/simrl.py --json runs/simrl/result.json   # ~10 min on 2 idle cores
+    uv run python bench/simrl.py --quick                         # a smoke run, ~3 min
+    uv run python bench/simrl_report.py runs/simrl/result.json   # table + bench/simrl.png
+
+One run, side by side (bench/simrl_setup.py builds the first three):
+
+1. Real episodes of the easy mcp tasks (``lookup`` and ``create`` on ``notes``: one or two
+   tool calls), scripted expert and random policy, reward footer on; 80% train, 20% held out.
+2. A world model (``copy`` preset, tokenizer trained on the data, ``sft`` in optimizer steps;
+   ``--cpt-steps`` adds a ``cpt`` stage before it). Its fidelity is checked first: the held-out real episodes' actions are
+   stepped in the simulator; the share of simulated observations that parse, that equal the
+   real ones, and each reward source's precision/recall of success against the recorded
+   real outcome.
+3. The agent: behaviour cloning of the training split's expert episodes (``policy_sft``)
+   from the plain ``copy`` preset: the **no RL** arm and every RL arm's start. With
+   ``--warm-start``, the same cloning from the world-model checkpoint too (warm start).
+4. GRPO arms from that start, the same settings (``tasks_per_step`` x ``group_size`` episodes
+   a step, greedy evaluation): **sim** (reward: the world model's footer), **sim agree**
+   (the mitigation: reward only when the footer and the transcript verifier both say
+   success, an episode they disagree on ends unrewarded), **real, same steps** and **real,
+   same wall-clock** (as long as the sim arm trained).
+5. Every arm's checkpoints are evaluated greedily on the held-out tasks in the real
+   environment (the plot: real success against agent training steps). The sim arms are also
+   evaluated inside the simulator on the same tasks and every simulated episode is replayed
+   in the real environment (the gap; simulated successes the replay refutes; precision and
+   recall of each reward source), and steps/s of the rollouts in each environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from simrl_setup import (  # noqa: E402
+    COLLECT_STEPS,
+    EasyMcp,
+    SimFactory,
+    clone_agent,
+    held_tasks,
+    real_episodes,
+    save_json,
+    world_model,
+)
+
+from agentworld.trainers.agents.lm.trainer import train_lm_agent  # noqa: E402
+from agentworld.trainers.agents.simrl.evaluate import gap_report, run_policy  # noqa: E402
+from agentworld.trainers.agents.simrl.replay import agreement  # noqa: E402
+
+
+def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dict[str, Any]:
+    """Step the held-out real episodes' actions in the simulator (source ``footer``): parse
+    rate, exact observations, and each source's agreement with the recorded real success."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    factory = SimFactory(wm, domain, "footer", max(a.max_turns, COLLECT_STEPS))
+    exact, steps = [0], [0]
+
+    def run(episode: Any) -> None:
+        env = factory()
+        env.reset(options={"task": episode.task})
+        for step in episode.steps:
+            obs, _, terminated, truncated, _ = env.step(step.action)
+            steps[0] += 1
+            exact[0] += obs == step.observation.text
+            if terminated or truncated:
+                break
+        env.close()
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(run, held))
+    seconds = time.perf_counter() - started
+    by_task = {e.task.id: any(s.info.get("success") for s in e.steps) for e in held}
+    sims = factory.episodes
+    true = [by_task[e.task.id] for e in sims]
+    out = {
+        "episodes": len(sims), "steps": steps[0],
+        "parse_rate": 1 - sum(e.malformed for e in sims) / max(steps[0], 1),
+        "exact": exact[0] / max(steps[0], 1), "real_success": sum(true) / max(len(true), 1),
+        "steps_per_s": steps[0] / seconds,
+        "sources": {s: agreement([e.success(s) for e in sims], true).as_dict()
+                    for s in ("footer", "transcript", "agree")},
+    }  # fmt: skip
+    print(f"world-model fidelity on held-out real actions: {json.dumps(out)}", flush=True)
+    return out
+
+
+def grpo(name: str, start: str, factory: Any, tasks: list, out: Path, a: argparse.Namespace,
+         marks: Sequence[int], budget_s: float | None = None) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """GRPO from ``start`` in ``factory``'s environments, evaluated on the real held-out tasks
+    at each step of ``marks`` (training resumes between them). Yields one record per mark:
+    ``steps``, ``train_s``, ``checkpoint`` and the rollout metrics so far."""
+    records, metrics = [], []
+    for i, mark in enumerate(marks):
+        cfg = {
+            "model": start, "output_dir": str(out), "steps": mark, "tasks_per_step": a.tasks_per_step,
+            "group_size": a.group_size, "max_turns": a.max_turns, "max_action_tokens": a.max_action_tokens,
+            "max_seq_len": 768, "temperature": 1.0, "lr": a.rl_lr, "beta": 0.0, "seed": a.seed,
+            "num_threads": a.threads, "env_workers": 8, "resume": i > 0, "overwrite": i == 0,
+            "console": False, "callback": metrics.append,
+        }  # fmt: skip
+        if budget_s is not None:
+            cfg["time_budget_s"] = budget_s
+        started = time.perf_counter()
+        train_lm_agent(factory, tasks, cfg)
+        train_s = time.perf_counter() - started + (records[-1]["train_s"] if records else 0.0)
+        last = metrics[-1] if metrics else {}
+        rollout_s = sum(m["rollout_s"] for m in metrics)
+        records.append({
+            "steps": int(last.get("step", mark)), "train_s": round(train_s, 1),
+            "env_steps": int(last.get("env_steps", 0)), "rollout_s": round(rollout_s, 2),
+            "env_steps_per_s": last.get("env_steps", 0) / max(rollout_s, 1e-9),
+            "train_success": [m["success_rate"] for m in metrics], "checkpoint": str(out),
+        })  # fmt: skip
+        print(f"  {name} -> step {records[-1]['steps']} ({train_s:.0f} s, "
+              f"{records[-1]['env_steps_per_s']:.1f} env steps/s in rollouts)", flush=True)
+        yield records[-1]
+
+
+def evaluate(name: str, policy: str, domain: EasyMcp, tasks: list, a: argparse.Namespace) -> float:
+    """Greedy real success of ``policy`` on ``tasks``."""
+    got = run_policy(policy, domain.make_env, tasks, max_turns=a.max_turns,
+                     max_action_tokens=a.max_action_tokens, batch=a.eval_batch)  # fmt: skip
+    rate = sum(got.success) / len(tasks)
+    print(f"  {name}: real success {rate:.3f} ({sum(got.success)}/{len(tasks)}), "
+          f"{got.steps_per_s:.1f} real env steps/s", flush=True)
+    return rate
+
+
+def sim_gap(policy: str, wm: str, domain: EasyMcp, tasks: list, source: str, a: argparse.Namespace) -> dict[str, Any]:
+    """Greedy episodes of ``policy`` in the simulator, replayed in the real environment."""
+    factory = SimFactory(wm, domain, source, a.max_turns)
+    got = run_policy(policy, factory, tasks, max_turns=a.max_turns,
+                     max_action_tokens=a.max_action_tokens, batch=a.eval_batch)  # fmt: skip
+    report = gap_report(factory.episodes, domain.make_env)
+    report["sim_steps_per_s"] = got.steps_per_s
+    print(f"    in the simulator ({source}): sim success {report['sources'][source]['sim_success']:.3f}, "
+          f"replayed real {report['real_success']:.3f}, refuted {report['sources'][source]['refuted']}, "
+          f"parse rate {report['parse_rate']:.3f}", flush=True)  # fmt: skip
+    return report
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="smoke run: small budgets")
+    p.add_argument("--world-model", help="world-model checkpoint (skips training one)")
+    p.add_argument("--episodes", type=int, default=120, help="real episodes collected")
+    p.add_argument("--expert-fraction", type=float, default=0.6)
+    p.add_argument("--preset", default="copy")
+    p.add_argument("--vocab-size", type=int, default=2048)
+    p.add_argument("--cpt-steps", type=int, default=0, help="world-model cpt steps (0: none)")
+    p.add_argument("--sft-steps", type=int, default=150, help="world-model sft steps")
+    p.add_argument("--wm-batch", type=int, default=4)
+    p.add_argument("--wm-lr", type=float, default=1e-3)
+    p.add_argument("--bc-steps", type=int, default=60, help="behaviour-cloning steps")
+    p.add_argument("--bc-lr", type=float, default=1e-3)
+    p.add_argument("--rl-steps", type=int, default=6, help="GRPO steps of the sim and real arms")
+    p.add_argument("--rl-lr", type=float, default=3e-4)
+    p.add_argument("--tasks-per-step", type=int, default=4)
+    p.add_argument("--group-size", type=int, default=4)
+    p.add_argument("--max-turns", type=int, default=3)
+    p.add_argument("--max-action-tokens", type=int, default=64)
+    p.add_argument("--eval-tasks", type=int, default=24)
+    p.add_argument("--eval-batch", type=int, default=8)
+    p.add_argument("--warm-start", action="store_true", help="also clone from the world model")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/simrl")
+    p.add_argument("--json", help="write the results here")
+    a = p.parse_args(argv)
+    if a.quick:
+        a.episodes, a.sft_steps, a.bc_steps, a.rl_steps = 40, 60, 20, 2
+        a.eval_tasks, a.tasks_per_step, a.group_size = 8, 2, 2
+    return a
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    a = parse_args(argv)
+    torch.set_num_threads(a.threads)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    domain = EasyMcp()
+    train, held, collect_s = real_episodes(domain, a, out)
+    experts = [e for e in train if e.metadata["policy"] == "scripted" and any(s.info.get("success") for s in e.steps)]
+    tasks = [e.task for e in train if e.task is not None]
+    evals = held_tasks(held, a.eval_tasks)
+    print(f"{len(train)} train ({len(experts)} expert) / {len(held)} held-out real episodes "
+          f"({collect_s:.0f} s); {len(evals)} held-out tasks", flush=True)  # fmt: skip
+    wm, wm_s = world_model(train, a, out)
+    print(f"world model {wm} ({wm_s:.0f} s)", flush=True)
+    result: dict[str, Any] = {"args": vars(a), "collect_s": round(collect_s, 1), "wm_s": round(wm_s, 1),
+                              "fidelity": fidelity(wm, domain, held, a), "arms": {}}  # fmt: skip
+    tokenizer = str(Path(wm).parent / "tokenizer") if not a.world_model else wm
+    start = clone_agent(a.preset, experts, out / "agent_bc", a, tokenizer=tokenizer)
+    marks = sorted({max(1, a.rl_steps // 2), a.rl_steps})
+    no_rl = evaluate("no RL (behaviour cloning)", start, domain, evals, a)
+    arms = result["arms"]
+    arms["no RL"] = {"points": [{"steps": 0, "real_success": no_rl}]}
+    if a.warm_start:
+        warm = clone_agent(wm, experts, out / "agent_bc_wm", a)
+        arms["no RL, warm start"] = {"points": [{"steps": 0, "real_success": evaluate(
+            "no RL, world-model init", warm, domain, evals, a)}]}  # fmt: skip
+    save_json(out / "result.json", result)
+    sim_s = 0.0
+    for name, source in (("RL in sim", "footer"), ("RL in sim, agree", "agree")):
+        factory = SimFactory(wm, domain, source, a.max_turns)
+        points = [{"steps": 0, "real_success": no_rl}]
+        for rec in grpo(name, start, factory, tasks, out / name.replace(" ", "_").replace(",", ""), a, marks):
+            rec["real_success"] = evaluate(f"{name} @ {rec['steps']}", rec["checkpoint"], domain, evals, a)
+            points.append(rec)
+        sim_s = sim_s or points[-1]["train_s"]
+        arms[name] = {"points": points, "gap": sim_gap(points[-1]["checkpoint"], wm, domain, evals, source, a),
+                      "train_episodes": len(factory.episodes),
+                      "train_gap": gap_report(factory.episodes[-32:], domain.make_env)}  # fmt: skip
+        save_json(out / "result.json", result)
+    for name, budget in (("RL real, same steps", None), ("RL real, same wall-clock", sim_s)):
+        points = [{"steps": 0, "real_success": no_rl}]
+        steps = marks if budget is None else [10_000]
+        for rec in grpo(name, start, domain.make_env, tasks, out / name.replace(" ", "_").replace(",", ""),
+                        a, steps, budget_s=budget):  # fmt: skip
+            rec["real_success"] = evaluate(f"{name} @ {rec['steps']}", rec["checkpoint"], domain, evals, a)
+            points.append(rec)
+        arms[name] = {"points": points}
+        save_json(out / "result.json", result)
+    result["total_s"] = round(time.perf_counter() - t0, 1)
+    print(f"total {result['total_s']:.0f} s", flush=True)
+    save_json(out / "result.json", result)
+    if a.json:
+        save_json(Path(a.json), result)
+    return result
+
+
+if __name__ == "__main__":
+    main()
