@@ -23,6 +23,7 @@ from agentworld.domains.tty.keys import ActionError, key_bytes, parse_action, re
 from agentworld.domains.tty.policies import parse_reply
 from agentworld.domains.tty.tasks import KINDS, TtyTaskSampler
 from sandboxes import needs_sandbox
+from test_gym_envs import checked
 
 AGENTWORLD = str(Path(sys.executable).parent / "agentworld")
 # The public rows (QwenLM/Qwen-AgentWorld README "Data Format"; terminal rows' actions are the
@@ -133,3 +134,19 @@ def test_collect_then_convert_to_public_terminal_rows_and_back(tmp_path):
     assert [(e.id, e.domain, e.task) for e in again] == [(e.id, e.domain, e.task) for e in episodes]
     assert [[(s.action.text, s.observation.text, s.reward) for s in e.steps] for e in again] == [
         [(s.action.text, s.observation.text, s.reward) for s in e.steps] for e in episodes]
+
+
+@needs_sandbox
+def test_tty_env_by_id_passes_check_env_and_hides_privileged_state():
+    checked("agentworld/tty-v0")
+    env = gymnasium.make("agentworld/tty-v0", max_steps=2)
+    try:
+        obs, info = env.reset(seed=7)
+        assert obs == FIRST_SCREEN and obs in env.observation_space
+        assert env.reset(seed=7)[1]["task_id"] == info["task_id"] != env.reset(seed=8)[1]["task_id"]
+        obs, _, _, truncated, info = env.step(render_action([("echo hi\n", 0.1)]))
+        assert obs.split("\n")[-2:] == ["hi", "user@sandbox:~$"] and set(obs.state) == {"cursor"}
+        assert not truncated and "files" not in info
+        assert set(env.unwrapped.privileged_state()) == {"cursor", "program", "alternate", "files"}
+    finally:
+        env.close()
