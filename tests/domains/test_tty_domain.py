@@ -28,7 +28,7 @@ from test_gym_envs import checked
 AGENTWORLD = str(Path(sys.executable).parent / "agentworld")
 # The public rows (QwenLM/Qwen-AgentWorld README "Data Format"; terminal rows' actions are the
 # Terminus agent's keystroke lists): an action prompt, and an observation of the screen.
-ACTION_PROMPT = re.compile(r"### Turn (\d+)\n\*\*Action:\*\*\n```json\n(\[.*\])\n```", re.S)
+ACTION_PROMPT = re.compile(r"### Turn (\d+)\n\*\*Action:\*\*\n```json\n(\[.*\])\n```", re.DOTALL)
 FIELDS = {"task", "id", "prompt", "response", "current_prompt", "system_str", "turn_idx",
           "total_turns"}  # fmt: skip
 

@@ -121,7 +121,7 @@ def test_sigterm_of_a_real_server_kills_its_sandboxes(tmp_path: Path) -> None:
                 assert reset.json()["observation"]["text"] == "user@sandbox:~$"
                 action = render_action([(f"exec -a {marker} sleep 999\n", 0.3)])
                 step = http.post("/step", json={"session_id": session, "action": {"text": action}})
-                assert step.json()["observation"]["text"].endswith(f"sleep 999"), step.text
+                assert step.json()["observation"]["text"].endswith("sleep 999"), step.text
             assert len(marked(marker)) == 1
         assert process.returncode == 128 + signal.SIGTERM  # exit handlers ran
         assert wait_gone(lambda: marked(marker))

@@ -23,8 +23,20 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 from agentworld.core.types import Action, ObservationText, Task
-from agentworld.domains.terminal.disk import LISTING_ORDER, MountedRoot, disk_support, mount_root, require
-from agentworld.domains.terminal.fs import apply_setup, check_success, freeze_times, remove_tree, snapshot
+from agentworld.domains.terminal.disk import (
+    LISTING_ORDER,
+    MountedRoot,
+    disk_support,
+    mount_root,
+    require,
+)
+from agentworld.domains.terminal.fs import (
+    apply_setup,
+    check_success,
+    freeze_times,
+    remove_tree,
+    snapshot,
+)
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.roots import default_root_parent, listing_order

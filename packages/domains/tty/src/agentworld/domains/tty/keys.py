@@ -160,5 +160,13 @@ def render_action(items: list[tuple[str, float]] | list[Keystrokes]) -> str:
     return "```json\n" + json.dumps(rows, indent=2, ensure_ascii=False) + "\n```"
 
 
-__all__ = ["ActionError", "Keystrokes", "key_bytes", "key_name", "parse_action", "render_action",
-           "MAX_DURATION_S", "DEFAULT_DURATION_S"]  # fmt: skip
+__all__ = [
+    "DEFAULT_DURATION_S",
+    "MAX_DURATION_S",
+    "ActionError",
+    "Keystrokes",
+    "key_bytes",
+    "key_name",
+    "parse_action",
+    "render_action",
+]  # fmt: skip

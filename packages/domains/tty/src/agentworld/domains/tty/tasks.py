@@ -52,7 +52,7 @@ def _repl(rng: random.Random, tree: dict[str, Any]) -> Made:
     a, b, c = rng.randint(12, 99), rng.randint(12, 99), rng.randint(1, 500)
     op = rng.choice(["*", "+", "-"])
     expr = f"{a} {op} {b} + {c}"
-    value = str(eval(expr))  # noqa: S307 - our own arithmetic on integers
+    value = str(eval(expr))
     out = _fresh(rng, tree)
     return (f"Start the python3 REPL, compute {expr}, write the result to {out} from Python, "
             "then leave the REPL.",

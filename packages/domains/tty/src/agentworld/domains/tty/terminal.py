@@ -185,4 +185,4 @@ class Tty:
         return False
 
 
-__all__ = ["Tty", "Typed", "QUIET_S", "SETTLE_MAX_S"]
+__all__ = ["QUIET_S", "SETTLE_MAX_S", "Tty", "Typed"]
