@@ -61,10 +61,10 @@ def _repl(rng: random.Random, tree: dict[str, Any]) -> Made:
 
 
 def _pager(rng: random.Random, tree: dict[str, Any]) -> Made:
-    words = [rng.choice(vocab.WORDS) + str(rng.randint(1, 9)) for _ in range(120)]
+    words = [rng.choice(vocab.WORDS) + str(rng.randint(1, 9)) for _ in range(60)]
     name = _fresh(rng, tree, "lst")
     tree["files"][name] = "".join(f"{i:03d} {w}\n" for i, w in enumerate(words, start=1))
-    line = rng.randint(30, 115)
+    line = rng.randint(10, 36)  # less shows it on the first row (60 - 23 rows below it)
     out = _fresh(rng, tree)
     return (f"Open {name} in less, go to line {line}, read its word, quit less and write the "
             f"word to {out}.",
