@@ -22,8 +22,8 @@ KERNEL_BANNED = ("torch", "typer", "click", "rich", "matplotlib")
 #: Distributions the kernel must not require (pyarrow and scipy are its optional extras).
 KERNEL_NOT_REQUIRED = {"torch", "typer", "click", "rich", "matplotlib", "scipy", "pyarrow", "numpy"}
 #: Domains built on another domain's real environment (declared, so nothing else slips in): the
-#: swe domain runs its tools in the terminal domain's sandbox.
-BUILT_ON = {"swe": ("terminal",)}
+#: swe domain runs its tools in the terminal domain's sandbox, the tty domain its pty.
+BUILT_ON = {"swe": ("terminal",), "tty": ("terminal",)}
 
 
 def members() -> dict[str, tuple[Path, tuple[str, ...], tuple[str, ...]]]:

@@ -222,6 +222,7 @@ def sandbox_argv(
     uid: int,
     limits: Limits,
     command: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> list[str]:
     """The command line starting ``bash`` inside sandbox ``kind`` for episode ``root``, whose
     home directory is ``/home/agent``. Start it with ``preexec_fn=sandbox_preexec(kind,
@@ -233,12 +234,16 @@ def sandbox_argv(
         meta: Directory written by :func:`write_identity`.
         uid: Host uid the sandbox runs as (:func:`sandbox_uid`).
         limits: Resource limits (only ``tmp_bytes`` is used here).
-        command: What to run instead of the interactive bash (probes).
+        command: What to run instead of the interactive bash (probes, the interactive
+            terminal's own bash).
+        env: Variables set inside besides (or replacing) these: ``HOME``, ``PATH``,
+            ``TERM=dumb``, ``LANG=C.UTF-8``, ``TABSIZE=0``, ``USER``, ``LOGNAME``, ``SHELL``.
     """
     bash = command or ["bash", "--norc", "--noprofile", "--noediting", "-i"]
     # TABSIZE=0: ls pads columns with spaces only (no tab characters in observations).
+    extra = env or {}
     env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8", "TABSIZE": "0"}
-    env |= {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash"}
+    env |= {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash"} | extra
     steps = plan(root, meta, limits.tmp_bytes)
     if kind.startswith("bubblewrap"):
         argv = ["bwrap", *_BWRAP_FIXED, *bwrap_args(steps), "--chdir", HOME, "--clearenv"]

@@ -37,31 +37,18 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
-import signal
-import tempfile
 import time
 from pathlib import Path
 
 import pexpect
-from agentworld.domains.terminal.cgroup import SandboxCgroup, cgroup_support, make_cgroup
-from agentworld.domains.terminal.disk import disk_support, mount_tmpfs, require, unmount
 from agentworld.domains.terminal.hostfiles import write_file
-from agentworld.domains.terminal.limits import Limits, sandbox_preexec
+from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
-from agentworld.domains.terminal.procstate import pidfd, reading_terminal, real_cwd
+from agentworld.domains.terminal.procstate import reading_terminal, real_cwd
 from agentworld.domains.terminal.prompt import HOME
-from agentworld.domains.terminal.reaper import kill_leftovers, namespace_processes
-from agentworld.domains.terminal.roots import session_dir
-from agentworld.domains.terminal.safefs import chown_tree
-from agentworld.domains.terminal.sandbox import (
-    INPUT_DIR,
-    detect_sandbox,
-    inside_uid,
-    sandbox_argv,
-    sandbox_uid,
-    write_identity,
-)
+from agentworld.domains.terminal.ptysandbox import SandboxPty
+from agentworld.domains.terminal.reaper import kill_leftovers
+from agentworld.domains.terminal.sandbox import INPUT_DIR
 
 GRACE_S = 5.0  # for the prompt after ^C; a loaded machine can take seconds
 # ^C is repeated this often within GRACE_S, as a user would: some programs survive the first
@@ -70,7 +57,6 @@ INTERRUPT_EVERY_S = 1.0
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
-IDENTITY_TMPFS_BYTES = 1 << 20  # the identity files and long actions (ACTION_FILE)
 READ_POLL_S = 0.0002  # seconds between looks at a shell that printed its prompt but is not reading
 LINE_MAX = 4000  # bytes of one typed line; longer lines are passed through a file
 ACTION_FILE = f"{INPUT_DIR}/action"  # inside the sandbox: a multi-line or long action
@@ -92,47 +78,22 @@ class Shell:
     def __init__(
         self, root: Path, limits: Limits | None = None, sandbox: str | None = None
     ) -> None:
-        self.root, self.limits = Path(root), limits or Limits()
-        self.kind = sandbox or detect_sandbox()
-        self.uid = sandbox_uid()
-        self._meta = Path(tempfile.mkdtemp(prefix="agentworld-id-", dir=session_dir()))
-        self._meta_mounted = disk_support() is None  # root with mounts: a tmpfs of its own
-        if self._meta_mounted:
-            mount_tmpfs(self._meta, IDENTITY_TMPFS_BYTES)
-        write_identity(self._meta, self.uid, inside_uid(self.kind))
-        self._child: pexpect.spawn | None = None
+        self._pty = SandboxPty(root, limits, sandbox)
+        self.root, self.limits, self.kind, self.uid = (
+            self._pty.root, self._pty.limits, self._pty.kind, self._pty.uid,
+        )  # fmt: skip
+        self._meta = self._pty.meta
         self._token = b""
         self._prompts = 0  # number of the last prompt seen
         self._shell_pgrp: int | None = None
-        self._cgroup: SandboxCgroup | None = None
-        self._init_fd: int | None = None  # pidfd of the sandbox's pid 1, once started
         self._last: CommandResult | None = None
 
     def start(self, cwd: str | None = None, exit_code: int = 0) -> CommandResult:
         """Start (or restart) the shell; returns the initial prompt with empty output."""
         self._kill()
-        if os.geteuid() == 0:
-            chown_tree(self.root, self.uid)  # iterative: a restart may meet any tree
-        argv = sandbox_argv(self.kind, self.root, self._meta, self.uid, self.limits)
         self._token = secrets.token_hex(8).encode()
         self._prompts, self._shell_pgrp = 0, None
-        self._cgroup = make_cgroup(self.limits.sandbox_memory_bytes, self.limits.nproc)
-        if self._cgroup is None:
-            require("memory", cgroup_support())
-        join = self._cgroup.join if self._cgroup is not None else None
-        self._child = pexpect.spawn(
-            argv[0],
-            argv[1:],
-            echo=False,
-            dimensions=(50, 200),  # a wide terminal: short listings fit on one line
-            cwd=str(self.root),
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            preexec_fn=sandbox_preexec(self.kind, self.limits, self.uid, join),
-        )
-        # pexpect sleeps 50 ms before each send and 100 ms around close by default.
-        self._child.delaybeforesend = None
-        self._child.delayafterclose = self._child.delayafterterminate = 0.01
-        self._child.ptyproc.delayafterclose = self._child.ptyproc.delayafterterminate = 0.01
+        self._pty.spawn(dimensions=(50, 200))  # a wide terminal: short listings fit on one line
         tok = self._token.decode()
         init = (
             "__aw_k=0; PROMPT_COMMAND='__aw_rc=$?; builtin disown -a; "
@@ -152,7 +113,7 @@ class Shell:
             raise RuntimeError(
                 f"the sandboxed shell ({self.kind}) did not start ({status}): {said.strip()!r}"
             )
-        self._init_fd = pidfd(namespace_processes(self._child.pid)[0])
+        self._pty.pin_init()
         return self._result(b"", match)
 
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
@@ -222,10 +183,7 @@ class Shell:
     def close(self) -> None:
         """Kill the sandbox and delete its identity files. Idempotent."""
         self._kill()
-        if self._meta_mounted:
-            unmount(self._meta)
-            self._meta_mounted = False
-        shutil.rmtree(self._meta, ignore_errors=True)
+        self._pty.close()
 
     def _typed(self, command: str) -> str:
         """What to type for ``command``: itself when it is one line of at most
@@ -335,30 +293,14 @@ class Shell:
         except (pexpect.TIMEOUT, pexpect.EOF):
             pass
 
+    @property
+    def _child(self) -> pexpect.spawn | None:
+        """The pexpect child of the sandbox (``None`` when none runs)."""
+        return self._pty.child
+
     def _kill(self) -> None:
-        """Kill the whole sandbox from the host: its pid 1 (the kernel then kills every process
-        of the pid namespace, whatever they did to their parent-death signals), the processes
-        of its cgroup, then the process Python started."""
-        if self._init_fd is not None:
-            fd, self._init_fd = self._init_fd, None
-            try:
-                signal.pidfd_send_signal(fd, signal.SIGKILL)
-            except OSError:
-                pass  # gone already
-            finally:
-                os.close(fd)
-        if self._cgroup is not None:
-            self._cgroup.kill()
-        if self._child is not None:
-            try:
-                self._child.kill(signal.SIGKILL)
-                self._child.close(force=True)
-            except (OSError, pexpect.ExceptionPexpect):
-                pass
-            self._child = None
-        if self._cgroup is not None:
-            self._cgroup.remove()
-            self._cgroup = None
+        """Kill the whole sandbox from the host (:meth:`SandboxPty.kill`)."""
+        self._pty.kill()
         self._last = None
 
 
