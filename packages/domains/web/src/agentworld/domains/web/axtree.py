@@ -20,6 +20,9 @@ is already its parent's name dropped.
 
 from __future__ import annotations
 
+import ast
+import re
+from dataclasses import dataclass
 from typing import Any
 
 MARK_JS = """() => {
@@ -107,3 +110,53 @@ def flatten(ax_nodes: list[dict[str, Any]], bids: dict[int, str]) -> str:
 def node_lines(tree: str) -> list[str]:
     """The node lines of a tree text, indentation kept, blank lines dropped."""
     return [line.rstrip() for line in tree.splitlines() if line.strip()]
+
+
+_NODE = re.compile(r"""^(\t*)(?:\[(\w+)\] )?(\S+) ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(.*)$""")
+_PROP = re.compile(r"""(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One parsed line of a tree text."""
+
+    depth: int
+    bid: str | None
+    role: str
+    name: str
+    props: dict[str, str]
+    flags: frozenset[str]
+
+
+def parse_node(line: str) -> Node | None:
+    """The :class:`Node` of one tree line, ``None`` for a line that is no node."""
+    match = _NODE.match(line)
+    if match is None:
+        return None
+    tabs, bid, role, quoted, rest = match.groups()
+    try:
+        name = ast.literal_eval(quoted)
+    except (ValueError, SyntaxError):
+        return None
+    props = {}
+    for key, value in _PROP.findall(rest):
+        try:
+            props[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            props[key] = value
+    flags = frozenset(p.strip() for p in _PROP.sub("", rest).split(",") if p.strip())
+    return Node(len(tabs), bid, role, name, props, flags)
+
+
+def parse_tree(tree: str) -> list[Node]:
+    """The nodes of a tree text, in order (lines that are no node skipped)."""
+    return [n for n in map(parse_node, tree.splitlines()) if n is not None]
+
+
+def find(nodes: list[Node], role: str, name: str | None = None, prefix: bool = False) -> Node | None:
+    """The first node of ``role`` with that ``name`` (or a name starting with it)."""
+    for node in nodes:
+        if node.role == role and node.bid is not None and (
+                name is None or node.name == name or (prefix and node.name.startswith(name))):
+            return node
+    return None
