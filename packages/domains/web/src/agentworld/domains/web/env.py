@@ -92,6 +92,8 @@ class WebEnv(gymnasium.Env):
         self.task: Task | None = None
         self.done = False
         self.last_url = ""
+        self.last_tree = ""
+        self.page_url = ""
 
     # -- lifecycle -----------------------------------------------------------------------
     def _start(self) -> None:
@@ -241,6 +243,7 @@ class WebEnv(gymnasium.Env):
         url = tab.page.url
         if tab.allowed(url):
             self.last_url = url
+        self.last_tree, self.page_url = tree, url
         text = render(url, focused, tree, error)
         return ObservationText(text, {"url": url, "focused": focused, "error": error or None})
 
@@ -253,10 +256,14 @@ class WebEnv(gymnasium.Env):
             return "", None
 
     def privileged_state(self) -> dict[str, Any]:
-        """The apps' state behind the last observation
-        (:meth:`~agentworld.domains.web.apps.world.World.snapshot`) and the URL."""
+        """The state behind the last observation: the apps' state
+        (:meth:`~agentworld.domains.web.apps.world.World.snapshot`), ``url``, and ``targets``
+        (bid -> ``role 'name'`` of the page's interactive elements,
+        :func:`~agentworld.domains.web.explain.targets`)."""
+        from agentworld.domains.web.explain import targets
+
         state = self.server.world.snapshot() if self.server else {}
-        return {**state, "url": self.tab.page.url if self.tab else ""}
+        return {**state, "url": self.page_url, "targets": targets(self.last_tree)}
 
 
 @atexit.register
