@@ -15,7 +15,7 @@ page lives: BrowserGym marks the DOM the same way); Chromium's own accessibility
 as BrowserGym's ``flatten_axtree_to_str`` writes it (ServiceNow/BrowserGym,
 ``browsergym/utils/obs.py``): ``[bid] role 'name'`` then properties, ignored nodes and
 ``generic``/``none`` containers skipped (their children move up), a ``StaticText`` whose text
-is already its parent's name dropped.
+is already its parent's name or value dropped.
 """
 
 from __future__ import annotations
@@ -100,8 +100,9 @@ def flatten(ax_nodes: list[dict[str, Any]], bids: dict[int, str]) -> str:
             shown = False
         if shown:
             lines.append("\t" * depth + node_line(node, bids.get(node.get("backendDOMNodeId"))))
+        text = f"{name} {_value(node.get('value')) or ''}"  # a child repeating it is redundant
         for child in node.get("childIds") or []:
-            visit(child, depth + 1 if shown else depth, name if shown else parent_name)
+            visit(child, depth + 1 if shown else depth, text if shown else parent_name)
 
     visit(ax_nodes[0]["nodeId"], 0, "")
     return "\n".join(lines)

@@ -153,6 +153,22 @@ class Tab:
         except Error:
             pass
 
+    def poll(self) -> None:
+        """Return once the page's main thread answers.
+
+        Raises:
+            playwright.sync_api.TimeoutError: no answer within ``timeout_s``.
+        """
+        self.page.wait_for_function("() => true", timeout=self.timeout_ms, polling=50)
+
+    def has_bid(self, bid: str) -> bool:
+        """Whether an element of the page has this bid (a poll: it times out like
+        :meth:`poll`, where a plain evaluation would wait forever on a hung page)."""
+        found = self.page.wait_for_function(
+            "b => document.querySelector(`[bid=\"${CSS.escape(b)}\"]`) ? 'yes' : 'no'",
+            arg=bid, timeout=self.timeout_ms, polling=50)
+        return found.json_value() == "yes"
+
     def snapshot(self) -> tuple[str, str | None]:
         """``(tree text, focused bid)`` of the page: marks new elements, then reads the
         accessibility tree.

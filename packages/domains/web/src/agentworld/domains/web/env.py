@@ -180,6 +180,7 @@ class WebEnv(gymnasium.Env):
         page = tab.page
         tab.blocked.clear()
         try:
+            tab.poll()  # a hung page times out here, not in a call without a timeout
             if action.name == "goto":
                 if not tab.allowed(args["url"]):
                     return (f"navigation to {args['url']!r} blocked: only "
@@ -195,9 +196,9 @@ class WebEnv(gymnasium.Env):
                 page.mouse.wheel(float(args["delta_x"]), float(args["delta_y"]))
                 page.wait_for_timeout(50)
             else:
-                element = page.locator(f'[bid="{args["bid"]}"]')
-                if element.count() == 0:
+                if not tab.has_bid(args["bid"]):
                     return f"no element with bid {args['bid']!r} on this page"
+                element = page.locator(f'[bid="{args["bid"]}"]')
                 if action.name == "click":
                     element.click(button=args["button"])
                 elif action.name == "fill":
