@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -58,11 +59,14 @@ class WebDomain(DomainBase):
         return scorer.score(predicted, reference)
 
     def action_type(self, action: Action) -> str:
-        """The action's name (``click``, ``fill``, ...), ``invalid`` when malformed."""
+        """The action's name (``click``, ``fill``, ...); for text that does not parse, its
+        first word when that is an action name (AgentWorldBench rows imported from other
+        browsers write ``click [42]``), else ``invalid``."""
         try:
             return parse(action.text).name
         except ActionError:
-            return "invalid"
+            match = re.match(r"\s*(\w+)", action.text)
+            return match.group(1) if match and match.group(1) in ACTIONS else "invalid"
 
     def command_families(self, action: Action) -> set[str]:
         """The action name, plus ``goto:off-host`` for a navigation outside the apps and
