@@ -13,9 +13,9 @@ from agentworld.domains.web import scorer
 from agentworld.domains.web.actions import ACTIONS, ActionError, parse
 from agentworld.domains.web.env import WebEnv, parse_observation
 from agentworld.domains.web.policies import make_policies
-from agentworld.domains.web.tasks import KINDS, WebTaskSampler
+from agentworld.domains.web.tasks import WebTaskSampler, available_kinds
 
-SYSTEM_PROMPT = """You simulate a web browser (headless Chromium) on three local web apps: a shop (http://shop.test: catalog, product pages with a quantity select, a cart, a validated checkout form, order confirmations), a forum (http://forum.test: posts, replies, a validated new-post form) and a to-do list (http://todo.test: items with Complete/Delete buttons, a validated form with a YYYY-MM-DD due date and a priority).
+SYSTEM_PROMPT = """You simulate a web browser (headless Chromium) on three local web apps: a shop (http://shop.test: catalog, product pages with a quantity select, a cart, a validated checkout form, order confirmations), a forum (http://forum.test: posts, replies, a validated new-post form) and a to-do list (http://todo.test: items with Complete/Delete buttons, a validated form with a YYYY-MM-DD due date and a priority), and MiniWoB++ task pages (http://miniwob.test/miniwob/TASK.html).
 
 Given the agent's action, reply with the next observation exactly as the browser shows it:
 URL: the page's URL
@@ -23,7 +23,7 @@ Focused element: [bid] of the focused element, or none
 Error: one line, only when the action failed (malformed action, unknown bid, blocked off-host navigation, timeout)
 then a blank line and the page's accessibility tree, one node a line, indented by tabs: [bid] role 'name' then properties (value='...', selected='true', expanded='false', focused, required); nodes without a bid (RootWebArea, StaticText, ListMarker) have none. Element bids are numbered in document order and kept while a page lives.
 
-Actions (BrowserGym): click(bid), fill(bid, text), select_option(bid, option), press(bid, key), scroll(dx, dy), goto(url), go_back(), go_forward(), noop(wait_ms). Only the three apps are reachable."""
+Actions (BrowserGym): click(bid), fill(bid, text), select_option(bid, option), press(bid, key), scroll(dx, dy), goto(url), go_back(), go_forward(), noop(wait_ms). Only these hosts are reachable."""
 
 
 class WebDomain(DomainBase):
@@ -47,7 +47,7 @@ class WebDomain(DomainBase):
         return WebEnv(**kwargs)
 
     def tasks(self) -> WebTaskSampler:
-        """The seeded task sampler (kinds :data:`~agentworld.domains.web.tasks.KINDS`)."""
+        """The seeded task sampler (kinds :func:`~agentworld.domains.web.tasks.available_kinds`)."""
         return WebTaskSampler()
 
     def policies(self) -> dict[str, Any]:
@@ -78,7 +78,7 @@ class WebDomain(DomainBase):
         out = {parsed.name}
         if parsed.name == "goto" and not any(
                 parsed.arguments["url"].startswith(f"http://{h}/") for h in
-                ("shop.test", "forum.test", "todo.test")):
+                ("shop.test", "forum.test", "todo.test", "miniwob.test")):
             out.add("goto:off-host")
         if parsed.name == "press":
             out.add(f"press:{parsed.arguments['key_comb']}")
@@ -126,6 +126,6 @@ class WebDomain(DomainBase):
                            "apps served on 127.0.0.1 (shop, forum, todo)",
             "observation": "URL, focused element, accessibility tree with bids (BrowserGym)",
             "actions": ", ".join(ACTIONS),
-            "task kinds": ", ".join(KINDS),
+            "task kinds": ", ".join(available_kinds()),
             "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
         }

@@ -4,7 +4,8 @@
 of its seed), opens a fresh browser context at the task's start URL and returns the page's
 observation; ``step`` runs one BrowserGym action (:mod:`agentworld.domains.web.actions`) and
 returns the next observation (:func:`render`). Reward 1.0 and termination once the apps' state
-satisfies the task (:func:`~agentworld.domains.web.tasks.is_done`). A malformed or failing
+satisfies the task (:func:`~agentworld.domains.web.tasks.is_done`); on a MiniWoB++ page
+the page's own reward decides (:mod:`agentworld.domains.web.miniwob_tasks`). A malformed or failing
 action is an ``Error:`` line in the observation (reward 0, the episode goes on), never an
 exception. Off-host navigation, a hung page and a crashed renderer are contained
 (:mod:`agentworld.domains.web.browser`) and reported the same way.
@@ -23,6 +24,7 @@ import gymnasium
 from gymnasium import spaces
 
 from agentworld.core.types import Action, ObservationText, Task
+from agentworld.domains.web import miniwob_tasks
 from agentworld.domains.web.actions import ActionError, BrowserAction, parse
 from agentworld.domains.web.apps.server import HOSTS, AppServer
 from agentworld.domains.web.browser import Browser, Tab
@@ -122,6 +124,8 @@ class WebEnv(gymnasium.Env):
         self.server.reset(int(self.task.setup.get("world_seed", 0)))
         self.tab = Tab(self.browser, set(HOSTS), self.timeout_s)
         error = self._run(BrowserAction("goto", {"url": self.start_url()}))
+        if self.task.setup.get("miniwob") and not error:
+            self.tab.page.evaluate(miniwob_tasks.START_JS, int(self.task.setup["world_seed"]))
         self.done = False
         return self._observe(error), {"task": self.task.id}
 
@@ -167,10 +171,24 @@ class WebEnv(gymnasium.Env):
         except ActionError as exc:
             error = str(exc)
         observation = self._observe(error)
-        reward = float(is_done(self.server.world, self.task.check))
-        self.done = reward > 0
+        reward, self.done = self._outcome()
         info = {"action": name, "error": bool(observation.state["error"])}
         return observation, reward, self.done, False, info
+
+    def _outcome(self) -> tuple[float, bool]:
+        """``(reward, terminated)``: the apps' state checked against the task, or for a
+        MiniWoB++ task the page's own verdict (done, raw reward > 0)."""
+        from playwright.sync_api import Error
+
+        if not self.task.setup.get("miniwob"):
+            done = is_done(self.server.world, self.task.check)
+            return float(done), done
+        try:
+            done, raw = self.tab.page.wait_for_function(
+                miniwob_tasks.REWARD_JS, timeout=self.tab.timeout_ms).json_value()
+        except Error:  # the page was replaced: the MiniWoB++ episode is lost
+            return 0.0, False
+        return (1.0 if done and raw > 0 else 0.0), bool(done)
 
     def _run(self, action: BrowserAction) -> str:
         """Run ``action`` on the tab; the error text (``""`` when it went through)."""

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from agentworld.core.domain_base import PolicyBase
 from agentworld.core.llm_policy import LLMPolicy, endpoint
 from agentworld.core.types import Action, Observation, Task
-from agentworld.domains.web import axtree
+from agentworld.domains.web import axtree, miniwob_tasks
 from agentworld.domains.web.actions import ACTIONS, call, extract
 from agentworld.domains.web.env import parse_observation
 
@@ -58,6 +58,9 @@ class ScriptedExpert(PolicyBase):
             self.scrolled = True
             return _act("scroll", 0, 200)
         kind, check = task.kind, task.check
+        if kind in miniwob_tasks.KINDS:
+            step = miniwob_tasks.expert_action(kind, nodes)
+            return _act(step[0], *step[1]) if step else None
         if kind.startswith("shop"):
             return self._shop(kind, check, path, nodes)
         if kind == "forum_reply":

@@ -1,4 +1,5 @@
-"""Seeded tasks of the web domain, of six kinds over the three apps.
+"""Seeded tasks of the web domain: six kinds over our three apps, plus four MiniWoB++ kinds
+(:mod:`agentworld.domains.web.miniwob_tasks`) when the ``miniwob`` package is installed.
 
 | kind | app | goal | checked on the app state |
 | --- | --- | --- | --- |
@@ -19,6 +20,8 @@ import datetime
 import random
 
 from agentworld.core.types import Task
+from agentworld.domains.web import miniwob_tasks
+from agentworld.domains.web.apps.miniwob import html_dir
 from agentworld.domains.web.apps.world import CATEGORIES, PRIORITIES, SHIPPING, World
 
 KINDS = ("shop_cart", "shop_checkout", "forum_reply", "forum_post", "todo_add", "todo_complete")
@@ -57,12 +60,19 @@ def is_done(world: World, check: dict) -> bool:
     raise ValueError(f"unknown web task kind {kind!r}; valid: {', '.join(KINDS)}")
 
 
+def available_kinds() -> tuple[str, ...]:
+    """:data:`KINDS`, plus the MiniWoB++ kinds when the ``miniwob`` package is installed."""
+    return KINDS + (miniwob_tasks.KINDS if html_dir() is not None else ())
+
+
 def make_task(kind: str, seed: int) -> Task:
     """The task of ``kind`` for world ``seed`` (deterministic).
 
     Raises:
-        ValueError: ``kind`` is not one of :data:`KINDS`.
+        ValueError: ``kind`` is not one of :data:`KINDS` or the MiniWoB++ kinds.
     """
+    if kind in miniwob_tasks.KINDS:
+        return miniwob_tasks.make_task(kind, seed)
     if kind not in KINDS:
         raise ValueError(f"unknown web task kind {kind!r}; valid: {', '.join(KINDS)}")
     rng = random.Random(f"{kind}:{seed}")
@@ -104,12 +114,18 @@ def make_task(kind: str, seed: int) -> Task:
 
 
 class WebTaskSampler:
-    """Seeded sampler over :data:`KINDS` (``kinds`` restricts them)."""
+    """Seeded sampler over :func:`available_kinds` (``kinds`` restricts them).
 
-    def __init__(self, kinds: tuple[str, ...] = KINDS) -> None:
-        unknown = [k for k in kinds if k not in KINDS]
+    Raises:
+        ValueError: a kind in ``kinds`` is not available here.
+    """
+
+    def __init__(self, kinds: tuple[str, ...] | None = None) -> None:
+        valid = available_kinds()
+        kinds = valid if kinds is None else tuple(kinds)
+        unknown = [k for k in kinds if k not in valid]
         if unknown:
-            raise ValueError(f"unknown web task kinds {unknown}; valid: {', '.join(KINDS)}")
+            raise ValueError(f"unknown web task kinds {unknown}; valid: {', '.join(valid)}")
         self.kinds = list(kinds)
 
     def sample(self, n: int, seed: int = 0) -> list[Task]:

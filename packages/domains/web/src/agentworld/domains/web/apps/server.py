@@ -1,7 +1,7 @@
 """The local server of the web apps: one uvicorn server on 127.0.0.1 (a free port), in a thread.
 
-The three apps are virtual hosts of one Starlette app (``shop.test``, ``forum.test``,
-``todo.test``, :data:`HOSTS`); the browser resolves those names to this server
+The apps are virtual hosts of one Starlette app (``shop.test``, ``forum.test``,
+``todo.test`` and the MiniWoB++ pages on ``miniwob.test``, :data:`HOSTS`); the browser resolves those names to this server
 (Chromium's ``--host-resolver-rules``), so pages show real, stable URLs whatever the port.
 State lives in :attr:`AppServer.world`, replaced at each episode's reset.
 """
@@ -17,10 +17,10 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Host, Router
 
-from agentworld.domains.web.apps import forum, shop, todo
+from agentworld.domains.web.apps import forum, miniwob, shop, todo
 from agentworld.domains.web.apps.world import World
 
-HOSTS = {"shop.test": shop, "forum.test": forum, "todo.test": todo}
+HOSTS = {"shop.test": shop, "forum.test": forum, "todo.test": todo, "miniwob.test": miniwob}
 """App host name -> module (each with ``routes(world_of)``)."""
 
 
