@@ -16,7 +16,7 @@ from agentworld.domains.web.actions import ActionError, call, extract, parse
 from agentworld.domains.web.domain import WebDomain
 from agentworld.domains.web.policies import WEB_AGENT_PROMPT, parse_reply
 from agentworld.domains.web.scorer import node_scores
-from agentworld.domains.web.tasks import KINDS, WebTaskSampler, make_task
+from agentworld.domains.web.tasks import WebTaskSampler, available_kinds, make_task
 from loopback import chat_route, serve
 
 REAL = """URL: http://shop.test/cart
@@ -67,9 +67,11 @@ def test_scorer_over_tree_nodes():
 def test_tasks_are_seeded_and_cover_every_kind():
     tasks = WebTaskSampler().sample(12, seed=3)
     assert tasks == WebTaskSampler().sample(12, seed=3)
-    assert {t.kind for t in tasks} == set(KINDS)
+    assert {t.kind for t in tasks} == set(available_kinds())
     with pytest.raises(ValueError, match="unknown web task kind 'shop'; valid: shop_cart"):
         make_task("shop", 0)
+    with pytest.raises(ValueError, match=r"unknown web task kinds \['x'\]; valid: shop_cart"):
+        WebTaskSampler(("x",))
     domain = WebDomain()
     assert domain.action_type(Action(text="click [42]")) == "click"  # AgentWorldBench rows
     assert domain.command_families(Action(text="goto('https://example.com/')")) == {"goto", "goto:off-host"}

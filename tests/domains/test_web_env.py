@@ -17,7 +17,8 @@ import httpx
 import pytest
 from agentworld.domains.web.env import WebEnv, parse_observation
 from agentworld.domains.web.policies import ScriptedExpert
-from agentworld.domains.web.tasks import KINDS, is_done, make_task
+from agentworld.domains.web.apps.miniwob import html_dir
+from agentworld.domains.web.tasks import KINDS, available_kinds, is_done, make_task
 from loopback import accepting, serve_cli
 from web_procs import TAG_VAR, tagged
 
@@ -47,7 +48,9 @@ def test_reset_gives_the_tree_with_bids_in_a_fresh_context(env):
 
 
 def test_the_expert_solves_one_task_of_every_kind(env):
-    for i, kind in enumerate(KINDS):
+    assert html_dir() is not None, "the dev group installs agentworld-domain-web[miniwob]"
+    assert len(available_kinds()) == len(KINDS) + 4
+    for i, kind in enumerate(available_kinds()):
         task = make_task(kind, 100 + i)
         expert = ScriptedExpert(i)
         expert.reset(i)
@@ -61,7 +64,23 @@ def test_the_expert_solves_one_task_of_every_kind(env):
             history += [action, obs]
             if terminated:
                 break
-        assert reward == 1.0 and is_done(env.server.world, task.check), kind
+        assert reward == 1.0, kind
+        if kind in KINDS:
+            assert is_done(env.server.world, task.check), kind
+        else:  # the MiniWoB++ page's own verdict, read back
+            assert env.tab.page.evaluate("() => [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]") == [True, 1]
+
+
+def test_a_miniwob_page_is_seeded_and_a_wrong_answer_ends_it_unrewarded(env):
+    obs, _ = env.reset(options={"task": make_task("miniwob_click_button", 3)})
+    again, _ = env.reset(options={"task": make_task("miniwob_click_button", 3)})
+    assert obs == again and obs.startswith("URL: http://miniwob.test/miniwob/click-button.html\n")
+    _, tree = parse_observation(obs)
+    assert tree.splitlines()[1] == "\tStaticText 'Click on the \"no\" button.'"
+    assert "Time left" not in tree  # the wall-clock countdown is hidden
+    wrong = next(line for line in tree.splitlines() if "button 'Okay'" in line).split("]")[0][2:]
+    _, reward, terminated, *_ = env.step(f"click('{wrong}')")
+    assert (reward, terminated) == (0.0, True)
 
 
 def test_fill_select_and_server_validation(env):
@@ -113,7 +132,7 @@ def test_off_host_navigation_is_blocked_with_a_clear_observation(env):
             obs = env.step(f"goto('http://127.0.0.1:{port}/')")[0]
             assert parse_observation(obs)[0]["Error"] == (
                 f"navigation to 'http://127.0.0.1:{port}/' blocked: only http://shop.test/, "
-                "http://forum.test/, http://todo.test/ are reachable")
+                "http://forum.test/, http://todo.test/, http://miniwob.test/ are reachable")
             env.tab.page.evaluate(  # a link on the page to another host, clicked
                 "p => { const a = document.createElement('a'); a.href = `http://127.0.0.1:${p}/x`;"
                 " a.textContent = 'Elsewhere'; document.querySelector('main').append(a); }", port)
