@@ -1,6 +1,6 @@
 """Real environment against simulator, per domain: the seed's argument for a world model.
 
-    uv run python bench/domain_speed.py                       # terminal, mcp, search, swe, tty
+    uv run python bench/domain_speed.py                       # terminal, mcp, search, swe, tty, web
     uv run python bench/domain_speed.py --domains mcp --episodes 20
 
 Real: each domain's ``scripted`` policy plays ``--episodes`` episodes in its real environment
@@ -77,7 +77,7 @@ def simulated(batch: int, steps: int, action_tokens: int, obs_tokens: int) -> fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--domains", default="terminal,mcp,search,swe,tty")
+    parser.add_argument("--domains", default="terminal,mcp,search,swe,tty,web")
     parser.add_argument("--episodes", type=int, default=12)
     parser.add_argument("--max-steps", type=int, default=12)
     parser.add_argument("--steps", type=int, default=8, help="simulated lockstep steps")

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 UV = os.environ.get("UV") or shutil.which("uv")
-MEMBERS = ["agentworld", "agentworld_core", "agentworld_app", "agentworld_domain_terminal", "agentworld_domain_classic", "agentworld_domain_awb", "agentworld_domain_search", "agentworld_domain_mcp", "agentworld_domain_swe", "agentworld_domain_tty",
+MEMBERS = ["agentworld", "agentworld_core", "agentworld_app", "agentworld_domain_terminal", "agentworld_domain_classic", "agentworld_domain_awb", "agentworld_domain_search", "agentworld_domain_mcp", "agentworld_domain_swe", "agentworld_domain_tty", "agentworld_domain_web",
            "agentworld_rewards",
            "agentworld_trainers", "agentworld_sim"]
 

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "core"))
 from awb_records import card_rows, write_rows  # noqa: E402
 
 #: AgentWorldBench domains with a real environment here (their own plugin replaces the stand-in).
-REAL = {"terminal", "search", "mcp", "swe"}
+REAL = {"terminal", "search", "mcp", "swe", "web"}
 
 
 def test_seven_domains_registered_real_terminal_wins():

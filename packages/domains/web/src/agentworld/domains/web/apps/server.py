@@ -1,0 +1,74 @@
+"""The local server of the web apps: one uvicorn server on 127.0.0.1 (a free port), in a thread.
+
+The apps are virtual hosts of one Starlette app (``shop.test``, ``forum.test``,
+``todo.test`` and the MiniWoB++ pages on ``miniwob.test``, :data:`HOSTS`); the browser resolves those names to this server
+(Chromium's ``--host-resolver-rules``), so pages show real, stable URLs whatever the port.
+State lives in :attr:`AppServer.world`, replaced at each episode's reset.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Host, Router
+
+from agentworld.domains.web.apps import forum, miniwob, shop, todo
+from agentworld.domains.web.apps.world import World
+
+HOSTS = {"shop.test": shop, "forum.test": forum, "todo.test": todo, "miniwob.test": miniwob}
+"""App host name -> module (each with ``routes(world_of)``)."""
+
+
+class AppServer:
+    """The apps served on ``127.0.0.1:port`` until :meth:`close`.
+
+    Raises:
+        RuntimeError: the server did not start within 10 s.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.world = World.build(seed)
+        hosts = [Host(name, Router(module.routes(lambda: self.world)))
+                 for name, module in HOSTS.items()]
+        app = Starlette(routes=hosts)
+        app.add_route("/{path:path}", lambda request: PlainTextResponse("unknown host", 404))
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", 0))
+        self.port: int = self._socket.getsockname()[1]
+        config = uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
+        self._server = uvicorn.Server(config)
+        self._server.install_signal_handlers = lambda: None  # not the main thread's business
+        self._thread = threading.Thread(target=self._server.run,
+                                        kwargs={"sockets": [self._socket]}, daemon=True,
+                                        name=f"web-apps-{self.port}")
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                self.close()
+                raise RuntimeError(f"the web apps' server on 127.0.0.1:{self.port} did not start")
+            time.sleep(0.005)
+
+    def reset(self, seed: int) -> World:
+        """A fresh world of ``seed`` (the previous episode's state is dropped)."""
+        self.world = World.build(seed)
+        return self.world
+
+    def resolver_rules(self) -> str:
+        """Chromium's ``--host-resolver-rules`` value: each app host to this server, every
+        other name unresolvable."""
+        maps = [f"MAP {host} 127.0.0.1:{self.port}" for host in HOSTS]
+        return ", ".join([*maps, "MAP * ~NOTFOUND"])
+
+    def close(self) -> None:
+        """Stop the server and its thread (idempotent)."""
+        self._server.should_exit = True
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self._socket.close()

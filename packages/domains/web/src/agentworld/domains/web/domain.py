@@ -1,0 +1,131 @@
+"""``WebDomain``: the web domain as the framework sees it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentworld.core.domain_base import DomainBase
+from agentworld.core.types import Action, Episode, Observation, Step, Task
+from agentworld.domains.web import explain as _explain
+from agentworld.domains.web import scorer
+from agentworld.domains.web.actions import ACTIONS, ActionError, parse
+from agentworld.domains.web.env import WebEnv, parse_observation
+from agentworld.domains.web.policies import make_policies
+from agentworld.domains.web.tasks import WebTaskSampler, available_kinds
+
+SYSTEM_PROMPT = """You simulate a web browser (headless Chromium) on three local web apps: a shop (http://shop.test: catalog, product pages with a quantity select, a cart, a validated checkout form, order confirmations), a forum (http://forum.test: posts, replies, a validated new-post form) and a to-do list (http://todo.test: items with Complete/Delete buttons, a validated form with a YYYY-MM-DD due date and a priority), and MiniWoB++ task pages (http://miniwob.test/miniwob/TASK.html).
+
+Given the agent's action, reply with the next observation exactly as the browser shows it:
+URL: the page's URL
+Focused element: [bid] of the focused element, or none
+Error: one line, only when the action failed (malformed action, unknown bid, blocked off-host navigation, timeout)
+then a blank line and the page's accessibility tree, one node a line, indented by tabs: [bid] role 'name' then properties (value='...', selected='true', expanded='false', focused, required); nodes without a bid (RootWebArea, StaticText, ListMarker) have none. Element bids are numbered in document order and kept while a page lives.
+
+Actions (BrowserGym): click(bid), fill(bid, text), select_option(bid, option), press(bid, key), scroll(dx, dy), goto(url), go_back(), go_forward(), noop(wait_ms). Only these hosts are reachable."""
+
+
+class WebDomain(DomainBase):
+    """The ``web`` domain (:class:`agentworld.core.domain_base.DomainBase`)."""
+
+    name = "web"
+    version = "0.1.0"
+    defines_rewards = False
+
+    def system_prompt(self, task: Task | None) -> str:
+        """The world-model system prompt, plus the agent's task when known."""
+        return SYSTEM_PROMPT if task is None else f"{SYSTEM_PROMPT}\n\nTask given to the agent: {task.instruction}"
+
+    def make_env(self, **kwargs: Any) -> WebEnv:
+        """A real :class:`WebEnv` (``kwargs`` go to its constructor); the browser starts at
+        the first reset.
+
+        Raises:
+            agentworld.core.errors.EnvironmentUnavailableError: at reset, no Chromium.
+        """
+        return WebEnv(**kwargs)
+
+    def tasks(self) -> WebTaskSampler:
+        """The seeded task sampler (kinds :func:`~agentworld.domains.web.tasks.available_kinds`)."""
+        return WebTaskSampler()
+
+    def policies(self) -> dict[str, Any]:
+        """Fresh ``scripted`` and ``random`` policies (and ``llm`` with an endpoint)."""
+        return make_policies()
+
+    def score(self, predicted: str, reference: Observation) -> float:
+        """Node-level F1 in [0, 1] (:func:`agentworld.domains.web.scorer.score`)."""
+        return scorer.score(predicted, reference)
+
+    def action_type(self, action: Action) -> str:
+        """The action's name (``click``, ``fill``, ...); for text that does not parse, its
+        first word when that is an action name (AgentWorldBench rows imported from other
+        browsers write ``click [42]``), else ``invalid``."""
+        try:
+            return parse(action.text).name
+        except ActionError:
+            match = re.match(r"\s*(\w+)", action.text)
+            return match.group(1) if match and match.group(1) in ACTIONS else "invalid"
+
+    def command_families(self, action: Action) -> set[str]:
+        """The action name, plus ``goto:off-host`` for a navigation outside the apps and
+        ``press:KEY`` for a key press."""
+        try:
+            parsed = parse(action.text)
+        except ActionError:
+            return {"invalid"}
+        out = {parsed.name}
+        if parsed.name == "goto" and not any(
+                parsed.arguments["url"].startswith(f"http://{h}/") for h in
+                ("shop.test", "forum.test", "todo.test", "miniwob.test")):
+            out.add("goto:off-host")
+        if parsed.name == "press":
+            out.add(f"press:{parsed.arguments['key_comb']}")
+        return out
+
+    def explain(self, step: Step, previous_state: dict[str, Any] | None,
+                history: Any = ()) -> str:
+        """A rationale from the real change (:func:`agentworld.domains.web.explain.explain`)."""
+        return _explain.explain(step, previous_state)
+
+    def consistency_turns(self, episode: Episode) -> list[int]:
+        """Steps whose observation shows what the episode itself changed: a page of an app
+        whose state an earlier step changed (cart, order, post, reply, to-do), or a field
+        holding a value an earlier step filled in."""
+        out: list[int] = []
+        apps = {"cart": "shop.test", "orders": "shop.test", "posts": "forum.test",
+                "items": "todo.test"}
+        filled: set[str] = set()
+        changed: set[str] = set()  # hosts whose app state an earlier step changed
+        previous = episode.initial_observation.state or {}
+        for i, step in enumerate(episode.steps):
+            state = step.observation.state or {}
+            now = {host for key, host in apps.items() if state.get(key) != previous.get(key)}
+            fields, tree = parse_observation(step.observation.text)
+            host = urlsplit(fields.get("URL", "")).hostname
+            if (host in changed and host not in now) or any(f"value={v!r}" in tree for v in filled):
+                out.append(i)
+            changed |= now
+            try:
+                parsed = parse(step.action.text)
+                if parsed.name == "fill" and parsed.arguments["value"]:
+                    filled.add(parsed.arguments["value"])
+            except ActionError:
+                pass
+            previous = state
+        return out
+
+    def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
+        """A malformed action or a blocked navigation repeats the page with an error line."""
+        return "invalid" in self.command_families(action) or "goto:off-host" in self.command_families(action)
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "environment": "real: headless Chromium (Playwright, Debian's chromium) on local "
+                           "apps served on 127.0.0.1 (shop, forum, todo)",
+            "observation": "URL, focused element, accessibility tree with bids (BrowserGym)",
+            "actions": ", ".join(ACTIONS),
+            "task kinds": ", ".join(available_kinds()),
+            "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
+        }
