@@ -47,6 +47,9 @@ def test_values_and_their_sources_in_earlier_calls_and_responses():
     assert sources({"Rome", "3"}, history) == [0]
     assert sources({"4"}, history) == [1, 2]  # turn 2's response, turn 3's response
     assert sources(set(), history, extra=[3, 0]) == [0, 3]
+    paths = [("x", "listing"), ("y", 'File "/home/agent/pkg/a.py", line 45, in f')]
+    assert sources({"/home/agent", "45"}, paths) == []  # a longer path; a traceback's line
+    assert sources({"/home/agent/pkg/a.py"}, paths) == [0]
 
 
 def test_call_rationale_lines_and_malformed_calls():
@@ -62,6 +65,10 @@ def test_call_rationale_lines_and_malformed_calls():
     fenced = '```json\n{"name": "create_note", "arguments": {"title": "Rome"}}\n```'
     assert call_rationale(fenced, history, TOOLS).splitlines()[1:3] == [
         "check: missing required argument body", "reads: turn 1"]
+    indented = [('```json\n{\n  "name": "create_note",\n  "arguments": {"title": "Rome"}\n}\n```',
+                 "")]
+    assert call_rationale(call("get_note", note_id=1, title="Rome"), indented).splitlines()[-1] \
+        == 'turn 1: {"name": "create_note", "arguments": {"title": "Rome"}}'  # compact
     assert call_rationale('{"name": "get_note", "arguments": {', history, TOOLS).startswith(
         "malformed call: the action is not a JSON tool call")
     assert call_rationale(call("x"), (), None) == "call x {}"  # no tools known: no check line

@@ -22,8 +22,9 @@ Lines, in order:
   definitions are known (a third-party server before its listing);
 * ``reads: turn K, ...`` and one ``turn K: CALL`` line per source: the latest
   :data:`MAX_SOURCES` earlier turns whose call or response shows one of the call's argument
-  values (strings of 3 or more characters, integers), plus the turns a domain names as always
-  relevant (``extra``: the swe domain's earlier edits before a test run).
+  values (strings of 3 or more characters, shown whole; integers, shown as JSON values), plus
+  the turns a domain names as always relevant (``extra``: the swe domain's earlier edits before
+  a test run); each call in compact JSON.
 
 The rationale depends only on the action and the episode's earlier steps (``history``: ``(action
 text, observation text before it)``, oldest first, as :func:`agentworld.core.rationales.
@@ -136,10 +137,14 @@ def values_of(arguments: Any) -> set[str]:
 
 
 def _shows(text: str, value: str) -> bool:
-    """Whether ``text`` shows ``value``: as a whole number for integers, else as a substring."""
+    """Whether ``text`` shows ``value``: an integer as a JSON value (after ``:``, ``[`` or
+    ``, ``: ``"id": 3``, not line 3 of a traceback), a string as a whole (``/home/agent`` is
+    not shown by ``/home/agent/x.py``, nor ``Rome`` by ``Romeo``)."""
     if value.lstrip("-").isdigit():
-        return re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w.])", text) is not None
-    return value in text
+        pattern = rf"(?:(?<=:)|(?<=: )|(?<=\[)|(?<=, )){re.escape(value)}(?![\w.])"
+    else:
+        pattern = rf"(?<![\w/.-]){re.escape(value)}(?![\w/])"
+    return re.search(pattern, text) is not None
 
 
 def sources(values: set[str], history: History, extra: Iterable[int] = ()) -> list[int]:
@@ -157,6 +162,16 @@ def sources(values: set[str], history: History, extra: Iterable[int] = ()) -> li
 def _cut(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_CALL_CHARS else text[:MAX_CALL_CHARS] + " ..."
+
+
+def _compact(action: str) -> str:
+    """An earlier action as its call in compact JSON (fences and indentation dropped), cut
+    to :data:`MAX_CALL_CHARS`; its text when it is no tool call."""
+    try:
+        name, arguments = parse_call(action)
+    except ToolCallError:
+        return _cut(action)
+    return _cut(json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False))
 
 
 def call_rationale(
@@ -188,5 +203,5 @@ def call_rationale(
     turns = sources(values_of(arguments), history, extra)
     if turns:
         lines.append("reads: " + ", ".join(f"turn {k + 1}" for k in turns))
-        lines += [f"turn {k + 1}: {_cut(history[k][0])}" for k in turns]
+        lines += [f"turn {k + 1}: {_compact(history[k][0])}" for k in turns]
     return "\n".join(lines)

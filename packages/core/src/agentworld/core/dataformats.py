@@ -8,7 +8,10 @@ What a row holds (the *kind*):
 - ``"messages"``: one world-model SFT pair per row, as a chat: ``messages`` is the prompt the
   world model is given (system, history, the action) followed by the assistant target (the
   observation block, ``<think>rationale</think>`` first when rationales are given), plus
-  ``episode_id``, ``domain`` and ``turn`` (0-based). This is the "conversational" dataset of
+  ``episode_id``, ``domain`` and ``turn`` (0-based), and what the chat cannot hold (the
+  step's ``reward``, ``terminated``, ``truncated``, ``state``, ``info`` and parsed tool
+  ``call``; once per episode its ``task``, ``initial_state`` and ``metadata``), which other
+  readers ignore. This is the "conversational" dataset of
   TRL's ``SFTTrainer`` (``assistant_only_loss=True`` trains on the last message) and
   LLaMA-Factory's ``sharegpt`` format with OpenAI-style tags (``examples/datasets/``).
 
