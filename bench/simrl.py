@@ -16,7 +16,8 @@ One run, side by side (bench/simrl_setup.py builds the first three):
    real outcome.
 3. The agent: behaviour cloning of the training split's expert episodes (``policy_sft``)
    from the plain ``copy`` preset: the **no RL** arm and every RL arm's start. With
-   ``--warm-start``, the same cloning from the world-model checkpoint too (warm start).
+   ``--warm-start``, the same cloning from the world-model checkpoint too (warm start), and
+   with ``--rl-from-warm-start`` that clone is the RL arms' start.
 4. GRPO arms from that start, the same settings (``tasks_per_step`` x ``group_size`` episodes
    a step, greedy evaluation): **sim** (reward: the world model's footer), **sim agree**
    (the mitigation: reward only when the footer and the transcript verifier both say
@@ -81,9 +82,9 @@ def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dic
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(run, held))
     seconds = time.perf_counter() - started
-    by_task = {e.task.id: any(s.info.get("success") for s in e.steps) for e in held}
-    sims = factory.episodes
-    true = [by_task[e.task.id] for e in sims]
+    by_task = {e.task.id: e for e in held}
+    sims = factory.episodes  # the truth: the recorded real outcome of the actions stepped
+    true = [any(s.info.get("success") for s in by_task[e.task.id].steps[: len(e.actions)]) for e in sims]
     out = {
         "episodes": len(sims), "steps": steps[0],
         "parse_rate": 1 - sum(e.malformed for e in sims) / max(steps[0], 1),
@@ -174,6 +175,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--eval-tasks", type=int, default=24)
     p.add_argument("--eval-batch", type=int, default=8)
     p.add_argument("--warm-start", action="store_true", help="also clone from the world model")
+    p.add_argument("--rl-from-warm-start", action="store_true",
+                   help="with --warm-start: the RL arms start from the world-model-initialised clone")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/simrl")
@@ -210,8 +213,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     arms["no RL"] = {"points": [{"steps": 0, "real_success": no_rl}]}
     if a.warm_start:
         warm = clone_agent(wm, experts, out / "agent_bc_wm", a)
-        arms["no RL, warm start"] = {"points": [{"steps": 0, "real_success": evaluate(
-            "no RL, world-model init", warm, domain, evals, a)}]}  # fmt: skip
+        warm_rate = evaluate("no RL, world-model init", warm, domain, evals, a)
+        arms["no RL, warm start"] = {"points": [{"steps": 0, "real_success": warm_rate}]}
+        if a.rl_from_warm_start:
+            start, no_rl = warm, warm_rate
     save_json(out / "result.json", result)
     sim_s = 0.0
     for name, source in (("RL in sim", "footer"), ("RL in sim, agree", "agree")):
