@@ -59,6 +59,10 @@ from agentworld.trainers.agents.simrl.evaluate import gap_report, run_policy  # 
 from agentworld.trainers.agents.simrl.replay import agreement  # noqa: E402
 
 
+SIM_ARMS = (("RL in sim", "footer"), ("RL in sim, transcript", "transcript"), ("RL in sim, agree", "agree"))
+ARMS = ("RL in sim", "RL in sim, agree", "RL real, same steps", "RL real, same wall-clock")
+
+
 def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dict[str, Any]:
     """Step the held-out real episodes' actions in the simulator (source ``footer``): parse
     rate, exact observations, and each source's agreement with the recorded real success."""
@@ -177,11 +181,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warm-start", action="store_true", help="also clone from the world model")
     p.add_argument("--rl-from-warm-start", action="store_true",
                    help="with --warm-start: the RL arms start from the world-model-initialised clone")
+    p.add_argument("--arms", type=lambda text: [x.strip() for x in text.split(";")], default=list(ARMS),
+                   help=f"RL arms to run, ';'-separated (default: {'; '.join(ARMS)}; also "
+                        "'RL in sim, transcript'); the wall-clock arm needs a sim arm before it")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/simrl")
     p.add_argument("--json", help="write the results here")
     a = p.parse_args(argv)
+    valid = [n for n, _ in SIM_ARMS] + list(ARMS[2:])
+    if any(x not in valid for x in a.arms):
+        p.error(f"unknown arm in --arms {a.arms}; valid: {valid}")
     if a.quick:
         a.episodes, a.sft_steps, a.bc_steps, a.rl_steps = 40, 60, 20, 2
         a.eval_tasks, a.tasks_per_step, a.group_size = 8, 2, 2
@@ -219,18 +229,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             start, no_rl = warm, warm_rate
     save_json(out / "result.json", result)
     sim_s = 0.0
-    for name, source in (("RL in sim", "footer"), ("RL in sim, agree", "agree")):
+    for name, source in SIM_ARMS:
+        if name not in a.arms:
+            continue
         factory = SimFactory(wm, domain, source, a.max_turns)
         points = [{"steps": 0, "real_success": no_rl}]
         for rec in grpo(name, start, factory, tasks, out / name.replace(" ", "_").replace(",", ""), a, marks):
             rec["real_success"] = evaluate(f"{name} @ {rec['steps']}", rec["checkpoint"], domain, evals, a)
             points.append(rec)
         sim_s = sim_s or points[-1]["train_s"]
-        arms[name] = {"points": points, "gap": sim_gap(points[-1]["checkpoint"], wm, domain, evals, source, a),
+        arms[name] = {"points": points, "source": source, "gap": sim_gap(points[-1]["checkpoint"], wm, domain, evals, source, a),
                       "train_episodes": len(factory.episodes),
                       "train_gap": gap_report(factory.episodes[-32:], domain.make_env)}  # fmt: skip
         save_json(out / "result.json", result)
-    for name, budget in (("RL real, same steps", None), ("RL real, same wall-clock", sim_s)):
+    for name, budget in (("RL real, same steps", None), ("RL real, same wall-clock", sim_s or None)):
+        if name not in a.arms or (budget is None and "wall-clock" in name):
+            continue
         points = [{"steps": 0, "real_success": no_rl}]
         steps = marks if budget is None else [10_000]
         for rec in grpo(name, start, domain.make_env, tasks, out / name.replace(" ", "_").replace(",", ""),
