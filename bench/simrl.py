@@ -16,7 +16,8 @@ One run, side by side (bench/simrl_setup.py builds the first three):
    real outcome.
 3. The agent: behaviour cloning of the training split's expert episodes (``policy_sft``)
    from the plain ``copy`` preset: the **no RL** arm and every RL arm's start. With
-   ``--warm-start``, the same cloning from the world-model checkpoint too (warm start).
+   ``--warm-start``, the same cloning from the world-model checkpoint too (warm start), and
+   with ``--rl-from-warm-start`` that clone is the RL arms' start.
 4. GRPO arms from that start, the same settings (``tasks_per_step`` x ``group_size`` episodes
    a step, greedy evaluation): **sim** (reward: the world model's footer), **sim agree**
    (the mitigation: reward only when the footer and the transcript verifier both say
@@ -58,6 +59,10 @@ from agentworld.trainers.agents.simrl.evaluate import gap_report, run_policy  # 
 from agentworld.trainers.agents.simrl.replay import agreement  # noqa: E402
 
 
+SIM_ARMS = (("RL in sim", "footer"), ("RL in sim, transcript", "transcript"), ("RL in sim, agree", "agree"))
+ARMS = ("RL in sim", "RL in sim, agree", "RL real, same steps", "RL real, same wall-clock")
+
+
 def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dict[str, Any]:
     """Step the held-out real episodes' actions in the simulator (source ``footer``): parse
     rate, exact observations, and each source's agreement with the recorded real success."""
@@ -81,9 +86,9 @@ def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dic
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(run, held))
     seconds = time.perf_counter() - started
-    by_task = {e.task.id: any(s.info.get("success") for s in e.steps) for e in held}
-    sims = factory.episodes
-    true = [by_task[e.task.id] for e in sims]
+    by_task = {e.task.id: e for e in held}
+    sims = factory.episodes  # the truth: the recorded real outcome of the actions stepped
+    true = [any(s.info.get("success") for s in by_task[e.task.id].steps[: len(e.actions)]) for e in sims]
     out = {
         "episodes": len(sims), "steps": steps[0],
         "parse_rate": 1 - sum(e.malformed for e in sims) / max(steps[0], 1),
@@ -174,11 +179,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--eval-tasks", type=int, default=24)
     p.add_argument("--eval-batch", type=int, default=8)
     p.add_argument("--warm-start", action="store_true", help="also clone from the world model")
+    p.add_argument("--rl-from-warm-start", action="store_true",
+                   help="with --warm-start: the RL arms start from the world-model-initialised clone")
+    p.add_argument("--arms", type=lambda text: [x.strip() for x in text.split(";")], default=list(ARMS),
+                   help=f"RL arms to run, ';'-separated (default: {'; '.join(ARMS)}; also "
+                        "'RL in sim, transcript'); the wall-clock arm needs a sim arm before it")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/simrl")
     p.add_argument("--json", help="write the results here")
     a = p.parse_args(argv)
+    valid = [n for n, _ in SIM_ARMS] + list(ARMS[2:])
+    if any(x not in valid for x in a.arms):
+        p.error(f"unknown arm in --arms {a.arms}; valid: {valid}")
     if a.quick:
         a.episodes, a.sft_steps, a.bc_steps, a.rl_steps = 40, 60, 20, 2
         a.eval_tasks, a.tasks_per_step, a.group_size = 8, 2, 2
@@ -210,22 +223,28 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     arms["no RL"] = {"points": [{"steps": 0, "real_success": no_rl}]}
     if a.warm_start:
         warm = clone_agent(wm, experts, out / "agent_bc_wm", a)
-        arms["no RL, warm start"] = {"points": [{"steps": 0, "real_success": evaluate(
-            "no RL, world-model init", warm, domain, evals, a)}]}  # fmt: skip
+        warm_rate = evaluate("no RL, world-model init", warm, domain, evals, a)
+        arms["no RL, warm start"] = {"points": [{"steps": 0, "real_success": warm_rate}]}
+        if a.rl_from_warm_start:
+            start, no_rl = warm, warm_rate
     save_json(out / "result.json", result)
     sim_s = 0.0
-    for name, source in (("RL in sim", "footer"), ("RL in sim, agree", "agree")):
+    for name, source in SIM_ARMS:
+        if name not in a.arms:
+            continue
         factory = SimFactory(wm, domain, source, a.max_turns)
         points = [{"steps": 0, "real_success": no_rl}]
         for rec in grpo(name, start, factory, tasks, out / name.replace(" ", "_").replace(",", ""), a, marks):
             rec["real_success"] = evaluate(f"{name} @ {rec['steps']}", rec["checkpoint"], domain, evals, a)
             points.append(rec)
         sim_s = sim_s or points[-1]["train_s"]
-        arms[name] = {"points": points, "gap": sim_gap(points[-1]["checkpoint"], wm, domain, evals, source, a),
+        arms[name] = {"points": points, "source": source, "gap": sim_gap(points[-1]["checkpoint"], wm, domain, evals, source, a),
                       "train_episodes": len(factory.episodes),
                       "train_gap": gap_report(factory.episodes[-32:], domain.make_env)}  # fmt: skip
         save_json(out / "result.json", result)
-    for name, budget in (("RL real, same steps", None), ("RL real, same wall-clock", sim_s)):
+    for name, budget in (("RL real, same steps", None), ("RL real, same wall-clock", sim_s or None)):
+        if name not in a.arms or (budget is None and "wall-clock" in name):
+            continue
         points = [{"steps": 0, "real_success": no_rl}]
         steps = marks if budget is None else [10_000]
         for rec in grpo(name, start, domain.make_env, tasks, out / name.replace(" ", "_").replace(",", ""),

@@ -42,7 +42,7 @@ def tables(r: dict[str, Any]) -> str:
         last = arm["points"][-1]
         lo, hi = wilson(last["real_success"], n)
         gap = arm.get("gap")
-        source = "agree" if "agree" in name else "footer"
+        source = arm.get("source", "agree" if "agree" in name else "footer")
         sim = gap["sources"][source] if gap else None
         lines.append(
             f"| {name} | {last['steps']} | {last['real_success']:.3f} [{lo:.2f}, {hi:.2f}] "

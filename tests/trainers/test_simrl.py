@@ -116,6 +116,15 @@ def test_capability_transcript_rewarding_domain(mcp, tasks) -> None:
     assert mcp.verify_transcript(lookup, [(read, json.dumps({"title": body[0], "body": body[1]}))]) == (1.0, True)
     assert mcp.verify_transcript(lookup, [(read, json.dumps({"body": "seven"}))]) == (0.0, False)
     assert mcp.verify_transcript(lookup, []) == (0.0, False)
+    # calls the real server refuses count as errors whatever the simulator answered: an
+    # argument the schema lacks, an unknown tool, a wrong type
+    right_body = json.dumps({"title": body[0], "body": body[1]})
+    for refused in (render_call("read_note", {"query": body[0]}), render_call("read_notes", {"title": body[0]}),
+                    render_call("read_note", {"title": 7})):
+        assert mcp.verify_transcript(lookup, [(refused, right_body)]) == (0.0, False)
+    bad_create = render_call("create_note", {"title": p["title"], "text": p["body"], "tags": p["tags"]})
+    assert mcp.verify_transcript(create, [(bad_create, shown)]) == (0.0, False)
+    assert mcp.verify_transcript(create, [(bad_create, "{}"), (listed, shown)]) == (1.0, True)
     update = McpTaskSampler(kinds=("update",), servers=("records",)).sample(1, seed=0)[0]
     assert mcp.verify_transcript(update, [(read, "{}")]) is None  # a `lacks` condition
     assert domain_hooks(mcp).verify_transcript(None, [(read, "{}")]) is None

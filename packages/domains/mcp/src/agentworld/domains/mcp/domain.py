@@ -127,9 +127,12 @@ class McpDomain(DomainBase):
         self, task: Task | None, transcript: Sequence[tuple[str, str]]
     ) -> tuple[float, bool] | None:
         """The task's check re-derived from a simulated ``[(call, response), ...]`` transcript
-        (:func:`agentworld.domains.mcp.transcript.verify_transcript`); ``None`` when it
-        cannot be decided from one."""
-        return verify_transcript(task, transcript)
+        (:func:`agentworld.domains.mcp.transcript.verify_transcript`, with the tool definitions
+        of the task's server when it is one of ours); ``None`` when it cannot be decided from
+        one."""
+        server = task.setup.get("server") if task is not None else None
+        tools = list(tool_definitions(server)) if server in SERVERS else None
+        return verify_transcript(task, transcript, tools)
 
     def describe(self) -> dict[str, str]:
         """Facts for ``agentworld domains``."""

@@ -13,8 +13,11 @@ the transcript alone, by rules:
   check with one gives ``None``.
 
 A response is an error when it starts as the servers' errors do (``Error``, ``Unknown tool``;
-see :data:`agentworld.domains.mcp.prompt.ROLE`). Rules trust the simulated responses: a call
-the world model wrongly reports as a success counts as one, which is what the real replay of
+see :data:`agentworld.domains.mcp.prompt.ROLE`). Given the server's tool definitions, a call is
+also an error, whatever the simulator answered, when it names no tool or its arguments fail
+the tool's ``inputSchema`` (JSON Schema, checked with ``jsonschema``), as the real server
+refuses it: a world model that never learned those errors otherwise rewards such calls. Beyond
+that the rules trust the simulated responses, which is what the real replay of
 :mod:`agentworld.trainers.agents.simrl.replay` measures.
 """
 
@@ -23,6 +26,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+import jsonschema
 
 from agentworld.core.types import Task
 from agentworld.domains.mcp.calls import parse_call
@@ -47,12 +52,33 @@ def objects(value: Any) -> Iterator[dict[str, Any]]:
             yield from objects(v)
 
 
-def _evidence(transcript: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+def refused(action: str, tools: Sequence[dict[str, Any]] | None) -> bool:
+    """Whether the server refuses the call ``action`` before running it: not a JSON tool call
+    or, given ``tools`` (definitions in wire form), an unknown tool or arguments that fail
+    its ``inputSchema``."""
+    parsed = parse_call(action)
+    if isinstance(parsed, str):
+        return True
+    if tools is None:
+        return False
+    tool = next((t for t in tools if t.get("name") == parsed[0]), None)
+    if tool is None:
+        return True
+    try:
+        jsonschema.validate(parsed[1], tool.get("inputSchema") or {})
+    except jsonschema.ValidationError:
+        return True
+    return False
+
+
+def _evidence(
+    transcript: Sequence[tuple[str, str]], tools: Sequence[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
     """Objects the successful calls of ``transcript`` put in place or reported back."""
     found: list[dict[str, Any]] = []
     for action, response in transcript:
         parsed = parse_call(action)
-        if isinstance(parsed, str) or is_error(response):
+        if isinstance(parsed, str) or is_error(response) or refused(action, tools):
             continue
         found += objects(parsed[1])
         try:
@@ -63,12 +89,15 @@ def _evidence(transcript: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
 
 
 def verify_transcript(
-    task: Task | None, transcript: Sequence[tuple[str, str]]
+    task: Task | None,
+    transcript: Sequence[tuple[str, str]],
+    tools: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[float, bool] | None:
     """``(1.0, True)`` when every condition of ``task``'s check holds on ``transcript``
     (``[(action text, response text), ...]``, oldest first), ``(0.0, False)`` when one does
     not, ``None`` when the check cannot be decided from a transcript (no task, an empty
-    check, a ``lacks`` condition). The rules are in the module docstring.
+    check, a ``lacks`` condition). ``tools``: the server's tool definitions (wire form), to
+    count calls the server would refuse as errors. The rules are in the module docstring.
 
     Raises:
         ValueError: a condition is none of :data:`agentworld.domains.mcp.checks.CONDITIONS`.
@@ -83,11 +112,12 @@ def verify_transcript(
         return None
     if not transcript:
         return 0.0, False
-    evidence = _evidence(transcript)
-    last = transcript[-1][1]
+    evidence = _evidence(transcript, tools)
+    last_action, last = transcript[-1]
     for cond in conditions:
         if "answer" in cond:
-            ok = not is_error(last) and shows(last, cond["answer"], cond.get("key"))
+            ok = not is_error(last) and not refused(last_action, tools) and shows(
+                last, cond["answer"], cond.get("key"))  # fmt: skip
         else:
             fields = cond["has"]["fields"]
             ok = any(all(equal(o.get(k), v) for k, v in fields.items()) for o in evidence)
