@@ -1,10 +1,11 @@
 """Optional dependencies of the kernel, imported on first use with an error that names the extra.
 
-``agentworld-core`` needs only pluggy, pydantic and fsspec. Three features need more:
+``agentworld-core`` needs only pluggy, pydantic and fsspec. Four features need more:
 
 - ``parquet`` (pyarrow): reading and writing ``.parquet`` datasets (:mod:`agentworld.core.dataformats`);
 - ``stats`` (scipy, numpy): confidence intervals of evaluation scores (:mod:`agentworld.core.intervals`);
-- ``gym`` (gymnasium): the free-text space of vector environments (:mod:`agentworld.core.gymvec`).
+- ``gym`` (gymnasium): the free-text space of vector environments (:mod:`agentworld.core.gymvec`);
+- ``ray`` (ray): collection on a Ray cluster (:mod:`agentworld.core.ray_collect`).
 
 The application (``agentworld-app``) installs the first two; every domain with a real
 environment installs gymnasium.
@@ -15,7 +16,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-EXTRAS = {"parquet": ("pyarrow",), "stats": ("scipy", "numpy"), "gym": ("gymnasium",)}
+EXTRAS = {"parquet": ("pyarrow",), "stats": ("scipy", "numpy"), "gym": ("gymnasium",),
+          "ray": ("ray",)}
 IN_APP = ("parquet", "stats")  # the extras agentworld-app installs
 APP_INCLUDES = " (or agentworld-app, which includes it)"
 
