@@ -194,13 +194,20 @@ def run_arm(world_model, runner: ScriptedRunner, args: argparse.Namespace) -> di
         results = sim.step_many(pairs)
         elapsed = time.perf_counter() - start - (runner.seconds - forward0)
         assert all(info["parsed"] for _, info in results), results[0][1]
-        if turn in args.at:
-            samples[turn] = elapsed
-            if isinstance(runner, RealRunner):
-                samples[-turn] = runner.prepare_seconds - prepare0
+        samples[turn] = elapsed
+        if isinstance(runner, RealRunner):
+            samples[-turn] = runner.prepare_seconds - prepare0
     for i in ids:
         sim.close_sync(i)
-    return samples
+    # Each reported turn: the median of it and the turns before it (``--window``), which a
+    # busy host disturbs less than one step.
+    out = {}
+    for t in args.at:
+        turns = range(max(1, t - args.window + 1), t + 1)
+        out[t] = statistics.median(samples[k] for k in turns)
+        if -t in samples:
+            out[-t] = statistics.median(samples[-k] for k in turns)
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -209,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--at", type=int, nargs="+", default=[2, 20, 50], help="turns to report")
     p.add_argument("--obs-tokens", type=int, default=40, help="tokens of each observation")
     p.add_argument("--repeats", type=int, default=3, help="episode batches run per arm")
+    p.add_argument("--window", type=int, default=5,
+                   help="each reported turn is the median of it and the turns before it")
     p.add_argument("--runner", choices=["scripted", "real"], default="scripted",
                    help="scripted: no network; real: the engine's ModelRunner and the tiny model")
     p.add_argument("--arms", nargs="+", choices=["history", "session"],

@@ -93,8 +93,8 @@ def test_ray_collects_the_in_process_episodes_exactly_once_after_a_worker_dies(
     part.write_text("\n".join(kept) + "\n")
     done = {json.loads(line)["index"] for line in kept[1:]}
     before = [domain.runs_of(3 + i) for i in range(N)]
-    resumed = collect(RecordingEcho(tmp_path / "ray"), N, policies=MIX, seed=3, workers=2,
-                      part=str(part), executor="ray")
+    resumed = collect(RecordingEcho(tmp_path / "ray"), N, policies=MIX, seed=3, workers=3,
+                      part=str(part), executor="ray")  # 3 workers on 2 CPUs: 2 actors
     assert content(resumed) == content(here)
     ran = [domain.runs_of(3 + i) - before[i] for i in range(N)]
     assert ran == [0 if i in done else 1 for i in range(N)]  # only the missing episodes ran

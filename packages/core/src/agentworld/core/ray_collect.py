@@ -107,7 +107,7 @@ def collect_on_ray(
     address: str | None = None,
 ) -> None:
     """Run episodes ``todo`` (indices into ``tasks`` and ``policies``; episode ``i`` has seed
-    ``seed + i``) on ``workers`` Ray actors; ``finished(i, episode)`` is called in this thread
+    ``seed + i``) on ``workers`` Ray actors (at most the cluster's CPUs, one each); ``finished(i, episode)`` is called in this thread
     as each one ends, in completion order. A Ray session this call started is shut down at the
     end; one already running is kept.
 
@@ -128,7 +128,9 @@ def collect_on_ray(
         return actors[-1]
 
     try:
-        idle = [start() for _ in range(min(workers, len(todo)))]
+        # One CPU per actor: more actors than the cluster's CPUs would wait forever for theirs.
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        idle = [start() for _ in range(max(1, min(workers, len(todo), cpus)))]
         queue = deque((i, 0) for i in todo)
         pending: dict[Any, tuple[int, int, Any]] = {}
         while queue or pending:
