@@ -1,13 +1,16 @@
 """Gymnasium spaces for free text, safe in vector environments across processes.
 
-Gymnasium's ``AsyncVectorEnv(shared_memory=True)`` (its default) copies each observation into
-a fixed ``int32`` array of ``max_length`` character indices per sub-environment
-(``gymnasium/vector/utils/shared_memory.py``, ``_write_text_to_shared_memory``). A terminal's
-or a world model's output is free text: it may be longer than the array, or hold characters
-outside the space's charset, and the parent then reads back a string of the charset's first
-character (``'000...'``) without an error. :class:`FreeText` refuses shared memory instead, so
-``AsyncVectorEnv`` fails at construction with a message that names the fix
-(``shared_memory=False``, which pickles each observation through the worker's pipe, whole).
+Gymnasium's ``AsyncVectorEnv(shared_memory=True)`` (its default) has the workers write each
+observation into a fixed ``int32`` array of ``max_length`` character indices per
+sub-environment, and the parent reads a ``Text`` space's array into strings once, when the
+vector env is made (``gymnasium/vector/utils/shared_memory.py``: ``read_from_shared_memory``
+returns a tuple of ``str`` there, where for ``Box`` it returns a view). Every observation then
+comes back as the zeroed array spells it, the charset's first character repeated (``'000...'``
+for the terminal), without an error; free text longer than the array, or with characters
+outside the charset, would not fit it either. :class:`FreeText` refuses shared memory instead,
+so ``AsyncVectorEnv`` fails at construction with a message that names the fix
+(``shared_memory=False``, which pickles each observation through the worker's pipe, whole,
+with the public ``state`` of an :class:`~agentworld.core.types.ObservationText`).
 
 Needs ``gymnasium`` (``pip install 'agentworld-core[gym]'``; every domain with a real
 environment installs it).
@@ -45,9 +48,10 @@ class FreeText(Text):
 def _refuse_shared_memory(space: FreeText, n: int = 1, ctx: Any = None) -> Any:
     """Raise :class:`~gymnasium.error.CustomSpaceError`: free text has no fixed-size form."""
     raise CustomSpaceError(
-        f"FreeText (free text of up to {space.max_length} characters, any of which may lie "
-        "outside the charset) has no shared-memory form: its observations would come back as "
-        "the charset's first character; use AsyncVectorEnv(..., shared_memory=False), or "
+        f"FreeText (free text of up to {space.max_length} characters) has no shared-memory "
+        "form: Gymnasium reads a Text space's shared memory once, so every observation would "
+        "come back as the charset's first character repeated; use "
+        "AsyncVectorEnv(..., shared_memory=False), or "
         'gymnasium.make_vec(..., vectorization_mode="async", '
         'vector_kwargs={"shared_memory": False})'
     )
