@@ -20,8 +20,16 @@ Arms, side by side in one process on the same world model:
   only the new action; only the new tokens are rendered (skipped when this checkout's world
   model has no session API).
 
+With ``--runner real`` the network is real: the engine's own ``ModelRunner`` packs every
+forward pass (block tables, additive masks, gathers) and runs the tiny model, and only its
+logits are replaced by the scripted answer's, so the answers still parse. The host time of
+``ModelRunner.prepare`` (building the batch on the CPU) is then reported per step beside the
+time outside the runner; ``--at 2 100 300 --arms session`` shows how it grows with the episode
+(issue 35, item 3: it should stay flat within 1.5x).
+
 Output: per arm and turn, milliseconds of host time per lockstep step and microseconds per
-episode-step, then the ratio history / session.
+episode-step (and, with ``--runner real``, ms of ``prepare`` per step), then the ratio
+history / session.
 """
 
 from __future__ import annotations
@@ -98,6 +106,39 @@ class ScriptedRunner:
         pass
 
 
+class RealRunner:
+    """The engine's real ``ModelRunner`` (real ``prepare``, real forward pass of the tiny model)
+    whose logits are replaced by :class:`ScriptedRunner`'s. ``seconds`` sums the time in
+    :meth:`forward` (so the bench subtracts it as for the scripted runner) and
+    ``prepare_seconds`` the part of it spent in ``ModelRunner.prepare``."""
+
+    def __init__(self, model, script: ScriptedRunner, num_blocks: int):  # noqa: ANN001
+        from agentworld.sim.engine.runner import ModelRunner
+
+        self.inner = ModelRunner(model, num_blocks=num_blocks)
+        self.num_blocks, self.block_size = num_blocks, self.inner.block_size
+        self.script, self.seconds, self.prepare_seconds = script, 0.0, 0.0
+        prepare = self.inner.prepare
+
+        def timed_prepare(items):  # noqa: ANN001, ANN202
+            start = time.perf_counter()
+            out = prepare(items)
+            self.prepare_seconds += time.perf_counter() - start
+            return out
+
+        self.inner.prepare = timed_prepare
+
+    def forward(self, items: Sequence) -> torch.Tensor:  # noqa: ANN001 -- ForwardItem
+        start = time.perf_counter()
+        self.inner.forward(items)
+        logits = self.script.forward(items)
+        self.seconds += time.perf_counter() - start
+        return logits
+
+    def copy_block(self, src: int, dst: int) -> None:
+        self.inner.copy_block(src, dst)
+
+
 def build_world_model(args: argparse.Namespace) -> tuple[HFWorldModel, ScriptedRunner]:
     from agentworld.sim.engine import EngineLoop, PagedEngine
 
@@ -113,6 +154,8 @@ def build_world_model(args: argparse.Namespace) -> tuple[HFWorldModel, ScriptedR
     )
     model = Qwen3ForCausalLM(config).eval()  # never run: the scripted runner stands in for it
     runner = ScriptedRunner(answer, len(tokenizer), num_blocks=args.episodes * 32768 // 16)
+    if args.runner == "real":
+        runner = RealRunner(model, runner, runner.num_blocks)
     stop = {tokenizer.convert_tokens_to_ids("<|im_end|>")}
     decode = lambda ids: tokenizer.decode(ids)  # noqa: E731
     engine = EngineLoop(PagedEngine(None, runner=runner, stop_token_ids=stop, decode=decode,
@@ -139,21 +182,32 @@ class HistoryOnly:
 
 
 def run_arm(world_model, runner: ScriptedRunner, args: argparse.Namespace) -> dict[int, float]:  # noqa: ANN001
-    """Host seconds per lockstep step at each turn of ``args.at``, one batch of episodes."""
+    """Host seconds per lockstep step at each turn of ``args.at``, one batch of episodes (with
+    the real runner also ``-turn``: seconds of ``prepare`` in that step)."""
     samples: dict[int, float] = {}
     sim = Simulator(world_model)
     ids = [sim.open_sync(SYSTEM, f"user@host:~$ (episode {e})") for e in range(args.episodes)]
     for turn in range(1, max(args.at) + 1):
         pairs = [(i, f"cat notes-{turn}.md | grep hello") for i in ids]
+        prepare0 = runner.prepare_seconds if isinstance(runner, RealRunner) else 0.0
         forward0, start = runner.seconds, time.perf_counter()
         results = sim.step_many(pairs)
         elapsed = time.perf_counter() - start - (runner.seconds - forward0)
         assert all(info["parsed"] for _, info in results), results[0][1]
-        if turn in args.at:
-            samples[turn] = elapsed
+        samples[turn] = elapsed
+        if isinstance(runner, RealRunner):
+            samples[-turn] = runner.prepare_seconds - prepare0
     for i in ids:
         sim.close_sync(i)
-    return samples
+    # Each reported turn: the median of it and the turns before it (``--window``), which a
+    # busy host disturbs less than one step.
+    out = {}
+    for t in args.at:
+        turns = range(max(1, t - args.window + 1), t + 1)
+        out[t] = statistics.median(samples[k] for k in turns)
+        if -t in samples:
+            out[-t] = statistics.median(samples[-k] for k in turns)
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -162,23 +216,34 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--at", type=int, nargs="+", default=[2, 20, 50], help="turns to report")
     p.add_argument("--obs-tokens", type=int, default=40, help="tokens of each observation")
     p.add_argument("--repeats", type=int, default=3, help="episode batches run per arm")
+    p.add_argument("--window", type=int, default=5,
+                   help="each reported turn is the median of it and the turns before it")
+    p.add_argument("--runner", choices=["scripted", "real"], default="scripted",
+                   help="scripted: no network; real: the engine's ModelRunner and the tiny model")
+    p.add_argument("--arms", nargs="+", choices=["history", "session"],
+                   default=["history", "session"], help="arms to run")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     wm, runner = build_world_model(args)
-    models = {"history": HistoryOnly(wm)}
-    if hasattr(wm, "open_session"):
+    models = {"history": HistoryOnly(wm)} if "history" in args.arms else {}
+    if hasattr(wm, "open_session") and "session" in args.arms:
         models["session"] = wm
     runs: dict[str, list[dict[int, float]]] = {a: [] for a in models}
     for _ in range(args.repeats):  # the arms interleaved, so that a busy host slows both
         for arm, model in models.items():
             runs[arm].append(run_arm(model, runner, args))
-    arms = {a: {t: statistics.median(r[t] for r in rs) for t in args.at} for a, rs in runs.items()}
-    print(f"host overhead per lockstep step of {args.episodes} episodes (median of {args.repeats})")
-    print(f"{'turn':>6} " + " ".join(f"{a + ' ms':>12} {a + ' us/ep':>14}" for a in arms)
+    keys = [*args.at, *(-t for t in args.at)] if args.runner == "real" else args.at
+    arms = {a: {t: statistics.median(r[t] for r in rs) for t in keys} for a, rs in runs.items()}
+    print(f"host overhead per lockstep step of {args.episodes} episodes (median of {args.repeats},"
+          f" {args.runner} runner)")
+    prep = args.runner == "real"
+    print(f"{'turn':>6} " + " ".join(f"{a + ' ms':>12} {a + ' us/ep':>14}"
+                                     + (f" {a + ' prepare ms':>18}" if prep else "") for a in arms)
           + ("  history/session" if len(arms) == 2 else ""))
     for t in args.at:
         row = f"{t:>6} " + " ".join(
-            f"{arms[a][t] * 1e3:>12.2f} {arms[a][t] * 1e6 / args.episodes:>14.0f}" for a in arms
+            f"{arms[a][t] * 1e3:>12.2f} {arms[a][t] * 1e6 / args.episodes:>14.0f}"
+            + (f" {arms[a][-t] * 1e3:>18.2f}" if prep else "") for a in arms
         )
         if len(arms) == 2:
             row += f"  {arms['history'][t] / arms['session'][t]:>15.2f}x"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -45,6 +45,10 @@ class CollectConfig(BaseModel):
     max_steps: int = Field(12, ge=1)
     heldout_fraction: float = Field(0.2, gt=0, lt=1)
     workers: int = Field(2, ge=1)
+    # Where the environments run: "threads" (this process) or "ray" (Ray actors, one CPU each;
+    # agentworld-core[ray]) on the cluster at ray_address (None: a new local one).
+    executor: Literal["threads", "ray"] = "threads"
+    ray_address: str | None = None
     # Out-of-distribution hold-out (agentworld.core.holdout): episodes of these task kinds, or
     # running any of these command families, go to episodes/ood.jsonl, never to a training split.
     ood_task_kinds: list[str] = Field(default_factory=list)

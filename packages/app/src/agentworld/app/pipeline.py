@@ -121,7 +121,7 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
     part = part_path(f"{state.dir}/episodes/collect")
     episodes = collect_with_progress(state.domain, cfg.episodes, console, policies=cfg.policies,
                                      seed=state.seed, max_steps=cfg.max_steps, workers=cfg.workers,
-                                     part=part)
+                                     part=part, executor=cfg.executor, address=cfg.ray_address)
     inside, ood = split_out_of_distribution(episodes, cfg.ood_task_kinds, cfg.ood_commands, domain)
     inside, realistic = split_realistic(inside, cfg.realistic_sources)
     train, heldout = split(inside, cfg.heldout_fraction, state.seed)

@@ -21,6 +21,10 @@ from agentworld.core.rollout import each, rollout, text_of
 from agentworld.core.types import Action, Episode, Observation, ObservationText, Step, Task
 
 
+#: Where :func:`collect` runs environments.
+EXECUTORS = ("threads", "ray")
+
+
 def assign_policies(n: int, mix: dict[str, float], seed: int) -> list[str]:
     """Policy name for each of ``n`` episodes, in proportion to ``mix`` weights, shuffled by ``seed``.
 
@@ -159,8 +163,11 @@ def collect(
     progress: Callable[[int], None] | None = None,
     part: str | None = None,
     env_options: dict[str, Any] | None = None,
+    executor: str = "threads",
+    address: str | None = None,
 ) -> list[Episode]:
-    """Collect ``n`` real episodes, ``workers`` environments in parallel (threads).
+    """Collect ``n`` real episodes, ``workers`` environments in parallel (threads, or Ray
+    actors with ``executor="ray"``).
 
     Episode ``i`` uses task ``i`` of ``domain.tasks().sample(n, seed=seed)`` (or, for a
     policy that brings its own tasks, :class:`~agentworld.core.protocols.TaskingPolicy`, its
@@ -177,16 +184,26 @@ def collect(
             any episode is in it removes it.
         env_options: Keyword arguments of ``domain.make_env`` (``agentworld collect --set``;
             the mcp domain's ``server="CMD ARGS"``).
+        executor: ``"threads"`` (this process) or ``"ray"``: ``workers`` Ray actors, one
+            environment each (:mod:`agentworld.core.ray_collect`; the same episodes, and an
+            episode whose worker died is run again once, marked ``metadata["retried"]``).
+        address: The Ray cluster (``"auto"``, ``"HOST:PORT"``; ``None``: the running Ray
+            session, else a new local cluster); only with ``executor="ray"``.
 
     Returns:
         ``n`` episodes in task order.
 
     Raises:
-        ValueError: a policy name in ``policies`` is not provided by the domain.
+        ValueError: a policy name in ``policies`` is not provided by the domain, or an
+            unknown ``executor``.
+        ConnectionError: ``executor="ray"`` and no Ray cluster answers at ``address``.
+        agentworld.core.ray_collect.WorkerLostError: one episode's Ray worker died twice.
         agentworld.core.partfile.PartFileError: ``part`` holds another collection's
             episodes or a damaged line.
         OSError: ``part`` cannot be written (raised before any episode runs).
     """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}; got {executor!r}")
     check_policies(domain, policies)
     names = assign_policies(n, policies, seed)
     store, done = None, {}
@@ -224,9 +241,25 @@ def collect(
             return out
 
         todo = [i for i in range(n) if i not in done]
-        shards = [todo[w::workers] for w in range(workers)]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = dict(pair for shard in pool.map(work, shards) for pair in shard)
+        if executor == "ray":
+            from agentworld.core.ray_collect import collect_on_ray
+
+            results: dict[int, Episode] = {}
+
+            def finished(i: int, episode: Episode) -> None:
+                if store is not None:
+                    store.append(i, episode)
+                results[i] = episode
+                if progress:
+                    progress(1)
+
+            collect_on_ray(domain, todo, tasks, names, seed=seed, max_steps=max_steps,
+                           workers=workers, finished=finished, env_options=env_options,
+                           address=address)
+        else:
+            shards = [todo[w::workers] for w in range(workers)]
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                results = dict(pair for shard in pool.map(work, shards) for pair in shard)
     except BaseException:
         if store is not None and not done and store.appended == 0:
             store.remove()  # nothing to resume: leave no file to block another command

@@ -1,11 +1,14 @@
 """Optional dependencies of the kernel, imported on first use with an error that names the extra.
 
-``agentworld-core`` needs only pluggy, pydantic and fsspec. Two features need more:
+``agentworld-core`` needs only pluggy, pydantic and fsspec. Four features need more:
 
 - ``parquet`` (pyarrow): reading and writing ``.parquet`` datasets (:mod:`agentworld.core.dataformats`);
-- ``stats`` (scipy, numpy): confidence intervals of evaluation scores (:mod:`agentworld.core.intervals`).
+- ``stats`` (scipy, numpy): confidence intervals of evaluation scores (:mod:`agentworld.core.intervals`);
+- ``gym`` (gymnasium): the free-text space of vector environments (:mod:`agentworld.core.gymvec`);
+- ``ray`` (ray): collection on a Ray cluster (:mod:`agentworld.core.ray_collect`).
 
-The application (``agentworld-app``) installs both.
+The application (``agentworld-app``) installs the first two; every domain with a real
+environment installs gymnasium.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-EXTRAS = {"parquet": ("pyarrow",), "stats": ("scipy", "numpy")}
+EXTRAS = {"parquet": ("pyarrow",), "stats": ("scipy", "numpy"), "gym": ("gymnasium",),
+          "ray": ("ray",)}
+IN_APP = ("parquet", "stats")  # the extras agentworld-app installs
+APP_INCLUDES = " (or agentworld-app, which includes it)"
 
 
 def require(module: str, extra: str, purpose: str) -> ModuleType:
@@ -30,6 +36,6 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
             raise
         raise ModuleNotFoundError(
             f"{purpose} needs {e.name.split('.')[0]}, which is not installed: "
-            f"pip install 'agentworld-core[{extra}]' (or agentworld-app, which includes it)",
+            f"pip install 'agentworld-core[{extra}]'{APP_INCLUDES if extra in IN_APP else ''}",
             name=e.name,
         ) from e

@@ -15,6 +15,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from agentworld.sim import forks  # noqa: F401 -- its fork hook must precede any fork
 from agentworld.sim.registration import register_envs
 
 _LAZY = {

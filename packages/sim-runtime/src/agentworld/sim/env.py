@@ -6,6 +6,7 @@ import string
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from agentworld.core.gymvec import FreeText
 from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
 from agentworld.core.types import Action, Task
 from agentworld.sim.outcome import (
@@ -15,7 +16,6 @@ from agentworld.sim.outcome import (
     settle_step,
 )
 from agentworld.sim.simulator import Simulator
-from gymnasium import spaces
 
 CHARSET = string.printable  # printable ASCII, space, \t \n \r \x0b \x0c
 MAX_LENGTH = 8192
@@ -90,8 +90,8 @@ class SimEnv(gym.Env[str, str]):
         self.system_prompt, self.initial_observation = system_prompt, initial_observation
         self.max_steps = max_steps
         self.render_mode = render_mode
-        self.observation_space = spaces.Text(max_length, min_length=0, charset=CHARSET)
-        self.action_space = spaces.Text(max_length, min_length=0, charset=CHARSET)
+        self.observation_space = FreeText(max_length, min_length=0, charset=CHARSET)
+        self.action_space = FreeText(max_length, min_length=0, charset=CHARSET)
         self.episode_id: str | None = None
         self._steps = 0
         self._done = False

@@ -8,8 +8,22 @@ from agentworld.core.hookspecs import Register, hookimpl
 
 
 def _hf_backend() -> Any:
-    from agentworld.sim.backends.hf import HFBackend
+    """The ``hf`` backend; it needs the ``hf`` extra (torch, transformers).
 
+    Raises:
+        ModuleNotFoundError: torch or transformers is missing (the message names the extra).
+    """
+    try:
+        from agentworld.sim.backends.hf import HFBackend
+    except ModuleNotFoundError as e:
+        missing = (e.name or "").split(".")[0]
+        if missing not in ("torch", "transformers"):
+            raise
+        raise ModuleNotFoundError(
+            f"the hf sim backend needs {missing}, which is not installed: "
+            "pip install 'agentworld-sim[hf]' (serving a real environment needs neither)",
+            name=e.name,
+        ) from e
     return HFBackend()
 
 

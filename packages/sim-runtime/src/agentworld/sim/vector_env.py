@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from agentworld.core.gymvec import FreeText
 from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
 from agentworld.core.types import Task
 from agentworld.sim.env import CHARSET, MAX_LENGTH
@@ -18,7 +19,6 @@ from agentworld.sim.outcome import (
     settle_step,
 )
 from agentworld.sim.simulator import Simulator
-from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
@@ -136,8 +136,8 @@ class SimVectorEnv(VectorEnv):
         self.domain, self.tasks = domain, tasks
         self.system_prompt, self.initial_observation = system_prompt, initial_observation
         self.max_steps, self.is_terminal = max_steps, is_terminal
-        self.single_observation_space = spaces.Text(max_length, min_length=0, charset=CHARSET)
-        self.single_action_space = spaces.Text(max_length, min_length=0, charset=CHARSET)
+        self.single_observation_space = FreeText(max_length, min_length=0, charset=CHARSET)
+        self.single_action_space = FreeText(max_length, min_length=0, charset=CHARSET)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._slots = [_Slot() for _ in range(num_envs)]

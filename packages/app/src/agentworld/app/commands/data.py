@@ -50,6 +50,12 @@ def collect_cmd(
         "evaluation sets (terminal: handwritten) only when named.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Steps per episode at most.")] = 12,
     workers: Annotated[int, typer.Option(min=1, help="Environments run in parallel.")] = 2,
+    executor: Annotated[str, typer.Option(help=(
+        "Where environments run: threads (this process) or ray (Ray actors; needs "
+        "agentworld-core[ray])."))] = "threads",
+    ray_address: Annotated[str | None, typer.Option(help=(
+        "Ray cluster for --executor ray: auto, HOST:PORT or ray://HOST:PORT "
+        "(default: a new local cluster)."))] = None,
     seed: Seed = 0,
     overwrite: Annotated[bool, typer.Option(
         help="Replace an existing OUT, and start over instead of resuming from OUT.part.")] = False,
@@ -78,7 +84,8 @@ def collect_cmd(
     try:
         result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
                                        max_steps=max_steps, workers=workers, part=part,
-                                       env_options=_env_options(set_))
+                                       env_options=_env_options(set_), executor=executor,
+                                       address=ray_address)
     except PartFileError as e:
         raise PartFileError(f"{e} (--overwrite deletes it)") from None
     write_episodes(out, result)

@@ -32,6 +32,7 @@ from agentworld.sim.beam import BeamSearchEngine
 from agentworld.sim.engine import EngineLoop, PagedEngine
 from agentworld.sim.engine.attention import unsupported_attention
 from agentworld.sim.env import SimEnv
+from agentworld.sim.forks import limit_threads_after_fork
 from agentworld.sim.generation import EpisodeEngine, StaticBatchEngine, TokenEngine
 from agentworld.sim.prompts import Message
 from agentworld.sim.sampling import SamplingParams
@@ -239,6 +240,7 @@ class HFWorldModel(ChatCodec):
                 id without ``allow_hub``, or a hub id that cannot be downloaded (one line).
             DamagedCheckpointError: a weight file cannot be read (names the file).
         """
+        limit_threads_after_fork()  # a forked AsyncVectorEnv worker (agentworld.sim.forks)
         hub = is_hub_source(path, allow_hub=allow_hub)
         if hub:
             logger.info("%r is not a local directory; loading it as a Hugging Face Hub id", path)

@@ -9,10 +9,10 @@ import threading
 from typing import Any, ClassVar
 
 import gymnasium
+from agentworld.core.gymvec import FreeText
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.classic.render import Board, decode, render
 from agentworld.domains.classic.variants import Variant, get_variant
-from gymnasium import spaces
 from gymnasium.utils import seeding
 
 MAX_SHOWN = 40  # characters of an invalid action echoed back
@@ -94,8 +94,8 @@ class ClassicEnv(gymnasium.Env[str, str]):
         self.max_episode_steps: int | None = self.env.spec.max_episode_steps
         self.board: Board | None = None
         self.num_steps = 0
-        self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=0, charset=ACTION_CHARSET)
-        self.observation_space = spaces.Text(
+        self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=0, charset=ACTION_CHARSET)
+        self.observation_space = FreeText(
             OBSERVATION_MAX_LENGTH, min_length=0, charset=string.printable
         )
 

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from agentworld.core.gymvec import FreeText
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.mcp import catalog, checks
 from agentworld.domains.mcp.calls import definitions, listing, parse_call
 from agentworld.domains.mcp.client import ServerConnection, ServerError
 from agentworld.domains.mcp.prompt import ROLE
 from agentworld.domains.mcp.prompt import system_prompt as prompt_for
-from gymnasium import spaces
 
 MAX_TEXT = 65536
 DEFAULT_SERVER = "notes"
@@ -54,7 +54,7 @@ class McpEnv(gym.Env[str, str]):
         if server is not None and not server.strip():
             raise ValueError("server must be None, notes, records, todo or a command line, got ''")
         self.server, self.tasks, self.timeout_s, self.max_steps = server, tasks, timeout_s, max_steps
-        text = spaces.Text(MAX_TEXT, min_length=0, charset=string.printable)
+        text = FreeText(MAX_TEXT, min_length=0, charset=string.printable)
         self.action_space, self.observation_space = text, text
         self.task: Task | None = None
         self.root: Path | None = None

@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 import gymnasium
-from gymnasium import spaces
 
+from agentworld.core.gymvec import FreeText
 from agentworld.core.toolcalls import call_of
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.search import tools
@@ -52,8 +52,8 @@ class SearchEnv(gymnasium.Env):
         self.engine = load_engine(world_seed)
         self.world_seed = world_seed
         self.tasks = tasks or SearchTaskSampler(world_seed)
-        self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
-        self.observation_space = spaces.Text(OBSERVATION_MAX_LENGTH, min_length=0,
+        self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
+        self.observation_space = FreeText(OBSERVATION_MAX_LENGTH, min_length=0,
                                              charset=_CHARSET)
         self.task: Task | None = None
         self.memory: dict[str, Any] = {}

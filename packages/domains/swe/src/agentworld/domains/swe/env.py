@@ -22,8 +22,8 @@ import shlex
 from typing import Any
 
 import gymnasium
-from gymnasium import spaces
 
+from agentworld.core.gymvec import FreeText
 from agentworld.core.toolcalls import call_of
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.swe import testlog, tools
@@ -74,8 +74,8 @@ class SweEnv(gymnasium.Env):
         self.tasks = tasks or SweTaskSampler()
         self.max_steps = max_steps
         self.terminal = TerminalEnv(limits=limits or default_limits(), sandbox=sandbox)
-        self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
-        self.observation_space = spaces.Text(OBSERVATION_MAX_LENGTH, min_length=0, charset=_CHARSET)
+        self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
+        self.observation_space = FreeText(OBSERVATION_MAX_LENGTH, min_length=0, charset=_CHARSET)
         self.task: Task | None = None
         self.done = False
         self.steps = 0

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from agentworld.core.gymvec import FreeText
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.terminal.disk import (
     LISTING_ORDER,
@@ -40,7 +41,6 @@ from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.roots import default_root_parent, listing_order
 from agentworld.domains.terminal.shell import CommandResult, Shell
 from agentworld.domains.terminal.task_data import validate_task
-from gymnasium import spaces
 
 # One command line: printable ASCII without line breaks or tabs (a line break would type two
 # commands; the terminal's line limit is 4,095 bytes).
@@ -107,8 +107,8 @@ class TerminalEnv(gym.Env[str, str]):
         self.root_parent = root_parent
         self.tasks = tasks
         self.render_mode = render_mode
-        self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=0, charset=ACTION_CHARSET)
-        self.observation_space = spaces.Text(
+        self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=0, charset=ACTION_CHARSET)
+        self.observation_space = FreeText(
             OBSERVATION_MAX_LENGTH, min_length=0, charset=OBSERVATION_CHARSET
         )
         self.root: Path | None = None
