@@ -13,11 +13,10 @@ import pytest
 import torch
 from agentworld.core.types import Task
 from agentworld.sim import SimVectorEnv
-from conftest import ANSWER
 
 PROMPT = "user@sandbox:~$ "
 FOUND = Task(id="h", domain="terminal", instruction="-", check={"output_contains": ["hello.txt"]})
-OBSERVATION = ANSWER.split("\n")[1]  # the text inside <predicted_observation>
+OBSERVATION = "hello.txt"  # what the trained_dir model predicts (tests/sim/conftest.py: ANSWER)
 # A short system prompt: the tiny test model's context is 512 tokens.
 KWARGS = {"load_options": {"max_new_tokens": 40}, "system_prompt": "", "task": FOUND}
 
