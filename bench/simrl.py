@@ -2,7 +2,7 @@
 of the real mcp notes server, measured on the real server's held-out tasks.
 
     uv run python bench/simrl.py --json runs/simrl/result.json   # ~10 min on 2 idle cores
-    uv run python bench/simrl.py --quick                         # a smoke run, ~3 min
+    uv run python bench/simrl.py --quick                         # a smoke run, ~4 min
     uv run python bench/simrl_report.py runs/simrl/result.json   # table + bench/simrl.png
 
 One run, side by side (bench/simrl_setup.py builds the first three):
