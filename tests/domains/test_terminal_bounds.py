@@ -12,7 +12,7 @@ import os
 
 import pytest
 from agentworld.core.types import Action
-from agentworld.domains.terminal import shell as shell_module
+from agentworld.domains.terminal import ptysandbox as ptysandbox_module
 from agentworld.domains.terminal.disk import (
     UNBOUNDED_ENV,
     UnboundedSandboxError,
@@ -66,7 +66,7 @@ def test_an_unbounded_disk_is_refused_unless_accepted(monkeypatch):
 
 
 def test_a_sandbox_without_a_memory_cgroup_is_refused_unless_accepted(monkeypatch):
-    monkeypatch.setattr(shell_module, "make_cgroup", lambda *_: None)
+    monkeypatch.setattr(ptysandbox_module, "make_cgroup", lambda *_: None)
     monkeypatch.setenv(UNBOUNDED_ENV, "disk")
     env = TerminalEnv(limits=Limits(command_timeout_s=2))
     with pytest.raises(UnboundedSandboxError, match="cannot bound its memory"):
