@@ -25,8 +25,10 @@ def test_bad_config_names_field():
         parse_config("[collect]\nepisodez = 3\n[eval]\nnum_beam = 2\n", "p.toml")
     assert str(err.value) == (
         "p.toml: [collect.episodez] unknown key; valid keys: episodes, policies, max_steps, "
-        "heldout_fraction, workers, executor, ray_address, ood_task_kinds, ood_commands; [eval.num_beam] unknown key; "
+        "heldout_fraction, workers, executor, ray_address, ood_task_kinds, ood_commands, eval_sets, "
+        "realistic_sources; [eval.num_beam] unknown key; "
         "valid keys: backend, model, baselines, rewards, reward_options, max_transitions, "
-        "ood_max_transitions, batch_size, max_new_tokens, num_beams, allow_hub")
+        "ood_max_transitions, realistic_max_transitions, eval_sets, batch_size, max_new_tokens, "
+        "num_beams, allow_hub")
     with pytest.raises(ConfigError, match="invalid TOML"):
         parse_config("[collect\n", "p.toml")

@@ -145,6 +145,9 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
             "ood_episodes": len(ood), "ood_transitions": sum(len(e.steps) for e in ood),
             "ood_task_kinds": cfg.ood_task_kinds, "ood_commands": cfg.ood_commands,
         }
+    unmatched = sorted(set(cfg.realistic_sources) - {e.task.kind for e in realistic if e.task})
+    if unmatched:
+        console.print(f"[yellow]realistic_sources {unmatched} matched no collected episode[/yellow]")
     if cfg.realistic_sources:
         state.facts["collect"] |= {
             "realistic_episodes": len(realistic), "realistic_sources": cfg.realistic_sources,

@@ -4,7 +4,7 @@ Its corpus (``data/real/``, written by ``scripts/extract_real_corpus.py``; every
 source and license) holds command lines from the examples of GNU info manuals and Debian man
 pages, and short excerpts of real files: configuration files of ``/etc``, package logs, CSV and
 JSON data shipped with Python packages, Python and shell sources. Each episode takes one source
-(``info:sed``, ``man:awk``, ...): its task puts 3-5 real file excerpts in the home directory
+(``info:sed``, ``man:awk``, ...): its task puts 2-4 real file excerpts in the home directory
 (``Task.kind`` is the source, so whole sources can be held out: ``[collect]
 realistic_sources``), and the policy runs 4-9 of the source's command lines in the manual's
 order, with their file operands adapted to the episode's tree
@@ -48,7 +48,7 @@ def sources() -> list[str]:
 
 
 def home_tree(files: Sequence[dict[str, Any]], rng: random.Random,
-              k: tuple[int, int] = (3, 5)) -> tuple[dict[str, Any], list[str], list[str]]:
+              k: tuple[int, int] = (2, 4)) -> tuple[dict[str, Any], list[str], list[str]]:
     """A home directory of ``k`` real file excerpts drawn from ``files``:
     ``(setup, file paths, directories)``, paths relative to the home directory."""
     chosen = rng.sample(list(files), min(len(files), rng.randint(*k)))
@@ -80,7 +80,7 @@ class RealPolicy(SeededPolicy):
 
     def task(self, seed: int) -> Task:
         """The task of the episode played with ``seed``: a source, drawn with weight the square
-        root of its number of command lines, and 3-5 real files in the home directory."""
+        root of its number of command lines, and 2-4 real files in the home directory."""
         rng = random.Random(f"real-task-{seed}")
         commands = corpus()[0]
         weights = [len(commands[s]) ** 0.5 for s in self.sources]
