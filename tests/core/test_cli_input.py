@@ -42,6 +42,9 @@ def test_config_errors_keep_the_table_they_name(tmp_path):
 
 
 def test_eval_refuses_an_unknown_domain_before_loading_anything(tmp_path):
+    (tmp_path / "none.jsonl").write_text("")  # paths that pass the early checks: the domain fails
+    (tmp_path / "none").mkdir()
+    (tmp_path / "none" / "config.json").write_text("{}")
     run = cli("eval", "--data", str(tmp_path / "none.jsonl"), "--model", str(tmp_path / "none"),
               "--out", str(tmp_path / "out"), "--domain", "nope", env=None, cwd=tmp_path)
     assert run.returncode == 2

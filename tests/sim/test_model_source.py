@@ -48,7 +48,8 @@ def test_eval_and_simulate_follow_the_rule(offline, tmp_path):
     runner = CliRunner()
     done = runner.invoke(app, ["eval", "--data", str(data), "--model", MISSING, "--out", str(tmp_path / "o"),
                                "--no-allow-hub"])
-    assert isinstance(done.exception, ModelSourceError) and "downloads are off" in str(done.exception)
+    # refused as a bad option before anything loads (exit 2, the rule's message in the usage box)
+    assert done.exit_code == 2 and "downloads are off" in " ".join(done.output.replace("│", "").split())
     done = runner.invoke(app, ["simulate", "--model", MISSING], input="ls\n")
     assert isinstance(done.exception, ModelSourceError)
     assert "from the Hugging Face Hub" in str(done.exception)
