@@ -75,6 +75,7 @@ def test_collection_speed():
 
 def test_cli_collects_and_lists_the_domain_as_real(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "250"}
+    env.pop("AGENTWORLD_CACHE", None)  # it would win over XDG_CACHE_HOME
     out = tmp_path / "eps.jsonl"
     start = time.perf_counter()
     run = subprocess.run([AGENTWORLD, "collect", "--domain", "search", "--episodes", "4",
