@@ -75,6 +75,10 @@ class Browser:
                 executable_path=executable, headless=True, timeout=60_000,
                 args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                       "--disable-extensions", "--no-first-run", "--disable-sync",
+                      # nothing of Chromium's own reaches out: no update, metrics or QUIC
+                      # probes (on a closed network each would wait on DNS or be refused)
+                      "--disable-background-networking", "--disable-component-update",
+                      "--disable-quic", "--disable-default-apps", "--no-default-browser-check",
                       f"--host-resolver-rules={resolver_rules}"])
         except Error as error:
             self._playwright.stop()
