@@ -52,7 +52,8 @@ class AttentionGroup:
             dtype over the positions ``block_table`` covers: 0 where the query row may
             attend the key position (causal, within the item's context), ``-inf``
             elsewhere; the ``max_q`` rows are repeated ``rep = num_heads / num_kv_heads``
-            times. ``None`` for a group of decode steps (one query each) over contexts of
+            times, except for decode steps (``max_q == 1``), whose one row ``[n, 1, 1,
+            ...]`` broadcasts over the ``rep`` rows. ``None`` for a group of decode steps (one query each) over contexts of
             equal length: each query attends its first ``num_keys`` positions, unmasked
             (no mask to build; ``bench/decode_attention.py`` compares SDPA's time with and
             without one).
