@@ -71,6 +71,11 @@ class AttentionGroup:
             query row may attend all of them. ``None``: no shared prefix (``c = 0``).
         num_keys: Positions after the shared prefix each query attends when ``mask`` is
             ``None`` (tokens); unused otherwise.
+        new_keys: ``[n, max_q]`` index among the gathered keys of each item's new tokens
+            when they are attended apart from its past (CPU only; ``mask`` is then the
+            past's padding mask ``[n, 1, 1, keys]``); ``None`` otherwise
+            (:mod:`agentworld.sim.engine.masks`).
+        new_mask: ``[n, 1, rep * max_q, max_q]`` causal mask over ``new_keys``, or ``None``.
     """
 
     query_index: torch.Tensor
@@ -83,6 +88,8 @@ class AttentionGroup:
     cached: GatherPlan | None = None
     prefix_blocks: torch.Tensor | None = None
     num_keys: int = 0
+    new_keys: torch.Tensor | None = None
+    new_mask: torch.Tensor | None = None
 
 
 @dataclass(slots=True)
@@ -156,12 +163,21 @@ def attend_group(
         v = v.view(n, -1, num_kv_heads, head_dim).transpose(1, 2)
     if group.mask is None:  # equal contexts, one query each: no padding to mask
         k, v = k[:, :, : group.num_keys], v[:, :, : group.num_keys]
-    if group.prefix_blocks is None:
+    if group.prefix_blocks is None and group.new_keys is None:
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=group.mask, scale=scale)
-    else:
-        o_prefix, lse_prefix = attend_prefix(q, key_cache, value_cache, group.prefix_blocks, scale)
-        o_rest, lse_rest = attend_partial(q, k, v, group.mask, scale)
-        o = merge_partials(o_prefix, lse_prefix, o_rest, lse_rest)
+    else:  # partial attentions merged through their log-sum-exp (CPU)
+        o, lse = attend_partial(q, k, v, group.mask, scale)
+        if group.new_keys is not None:  # the new tokens apart from the past
+            index = group.new_keys[:, None, :, None].expand(n, num_kv_heads, -1, head_dim)
+            o_new, lse_new = attend_partial(
+                q, k.gather(2, index), v.gather(2, index), group.new_mask, scale
+            )
+            o, lse = merge_partials(o, lse, o_new, lse_new), torch.logaddexp(lse, lse_new)
+        if group.prefix_blocks is not None:
+            o_prefix, lse_prefix = attend_prefix(
+                q, key_cache, value_cache, group.prefix_blocks, scale
+            )
+            o = merge_partials(o_prefix, lse_prefix, o, lse)
     # [n, H_kv, rep * max_q, D] -> [n * max_q, H, D]
     o = o.reshape(n, num_heads, max_q, head_dim).transpose(1, 2).reshape(n * max_q, num_heads, -1)
     out.index_copy_(0, group.out_tokens, o.index_select(0, group.out_rows))

@@ -19,6 +19,7 @@ from transformers import PretrainedConfig, PreTrainedModel
 
 from agentworld.sim.engine.attention import AttentionGroup, PagedBatch, register
 from agentworld.sim.engine.gather_cache import GatherCache
+from agentworld.sim.engine.masks import group_masks
 from agentworld.sim.engine.shared_prefix import shared_prefix_blocks, split_by_first_block
 
 # Padding an attention group is accepted while its padded score count stays within
@@ -219,7 +220,6 @@ class ModelRunner:
             table = item.block_table
             assert len(item.token_ids) >= 1 and item.start_pos >= 0, "an item needs new tokens"
             assert len(table) * bs >= end, "block table does not cover the item's positions"
-            assert 0 <= min(table) and max(table) < self.num_blocks, "block id outside the pool"
             offsets.append(len(token_ids))
             token_ids += item.token_ids
             positions += range(item.start_pos, end)
@@ -227,7 +227,9 @@ class ModelRunner:
             if item.need_logits:
                 logits_index.append(len(token_ids) - 1)
         assert len(set(slots)) == len(slots), "two new tokens map to the same pool slot"
-        self._versions[sorted({slot // bs for slot in slots})] += 1  # written by this pass
+        written = sorted({slot // bs for slot in slots})
+        assert written[0] >= 0 and written[-1] < self.num_blocks, "block id outside the pool"
+        self._versions[written] += 1  # written by this pass
         q_lens = [len(item.token_ids) for item in items]
         ctx_lens = [item.start_pos + q for item, q in zip(items, q_lens)]
         plan = plan_groups(q_lens, ctx_lens)
@@ -271,6 +273,9 @@ class ModelRunner:
         rows = np.zeros((len(items), max_blocks), dtype=np.int64)
         for r, (item, nb) in enumerate(zip(items, num_blocks)):
             rows[r, :nb] = item.block_table[:nb]
+        # Checked here, vectorised, on exactly the blocks the group reads (a Python min/max
+        # over every table in every pass cost as much as the rest of this method).
+        assert rows.min() >= 0 and rows.max() < self.num_blocks, "block id outside the pool"
         table = torch.from_numpy(rows)
         # Leading blocks all items share, before any item's first query: attended once.
         skip = 0
@@ -281,17 +286,9 @@ class ModelRunner:
         last = torch.minimum(j[None, :], q_lens[:, None] - 1)  # padding rows repeat the last query
         query_index = torch.tensor(offsets)[:, None] + last
         query_pos = start[:, None] + last
-        ends = {item.start_pos + len(item.token_ids) for item in items}
-        mask = None
-        if max_q > 1 or len(ends) > 1:  # else every query attends [0, end) exactly
-            key_pos = torch.arange(skip * bs, max_blocks * bs)
-            allowed = key_pos[None, None, :] <= query_pos[:, :, None]  # [n, max_q, keys]
-            if max_q > 1:
-                allowed = allowed.repeat(1, self.rep, 1)  # rows r * max_q + j
-            # else one row, broadcast over the rep query heads of each key/value head.
-            # Additive float mask: SDPA would otherwise convert a bool mask in every layer.
-            zero, blocked = (torch.full((), x, dtype=self.dtype) for x in (0.0, float("-inf")))
-            mask = torch.where(allowed[:, None], zero, blocked).to(self.device)
+        num_keys = (max_blocks - skip) * bs
+        masks = group_masks(start, q_lens, skip * bs, num_keys, self.rep, self.dtype,
+                            split=self.device.type == "cpu")
         out_rows = (j[None, :] < q_lens[:, None]).flatten().nonzero().squeeze(1)
         out_tokens = query_index.flatten()[out_rows]
         cached = None
@@ -304,14 +301,16 @@ class ModelRunner:
         return AttentionGroup(
             query_index.to(to),
             table.to(to),
-            mask,
+            None if masks.mask is None else masks.mask.to(to),
             out_rows.to(to),
             out_tokens.to(to),
             key_buffer=buffers[0],
             value_buffer=buffers[1],
             cached=cached,
             prefix_blocks=prefix.to(to) if skip else None,
-            num_keys=max(ends) - skip * bs,
+            num_keys=int((start + q_lens).max()) - skip * bs,
+            new_keys=None if masks.new_keys is None else masks.new_keys.to(to),
+            new_mask=None if masks.new_mask is None else masks.new_mask.to(to),
         )
 
     def _tensor(self, values: list[int]) -> torch.Tensor:
