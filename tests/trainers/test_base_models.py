@@ -99,3 +99,18 @@ def test_sft_from_a_base_model_directory(arch, template, lora, episodes, tmp_pat
         linear = {"qwen3": "mlp.down_proj", "gemma3": "self_attn.q_proj", "gpt2": "attn.c_attn"}
         assert any(linear[arch] in name for name in changed)
         assert not any("embed" in name or "wte" in name for name in changed)
+
+
+def test_a_checkpoint_trained_on_longer_windows_declares_that_context(episodes, tmp_path) -> None:
+    """A rotary base whose config states fewer positions than ``max_seq_len``: the trained
+    checkpoint states ``max_seq_len``, so inference does not cut prompts to the shorter one."""
+    tok = family_tokenizer("qwen3")
+    base = tmp_path / "base"
+    model = tiny("qwen3", len(tok))
+    model.config.max_position_embeddings = 128
+    model.save_pretrained(base)
+    tok.save_pretrained(base)
+    options = {"model": str(base), "output_dir": str(tmp_path / "out"), "max_steps": 1,
+               "batch_size": 1, "max_seq_len": 512, "warmup_steps": 0, "log_every": 1}
+    out = Path(SftTrainer().train(episodes, options))
+    assert AutoModelForCausalLM.from_pretrained(out).config.max_position_embeddings == 512

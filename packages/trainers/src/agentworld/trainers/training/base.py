@@ -251,6 +251,14 @@ class BaseTrainer:
             cfg, tokenizer, freeze_layers=cfg.freeze_layers,
             gradient_checkpointing=cfg.gradient_checkpointing,
         )  # fmt: skip
+        text_config = model.config.get_text_config()
+        if text_config.max_position_embeddings < cfg.max_seq_len:
+            # Trained on longer windows than the config states (rotary positions extrapolate):
+            # the checkpoint declares the context it was trained on, so inference does not cut
+            # prompts to the shorter one.
+            acc.print(f"max_position_embeddings {text_config.max_position_embeddings} -> "
+                      f"{cfg.max_seq_len} (max_seq_len)")
+            text_config.max_position_embeddings = cfg.max_seq_len
         data = self.samples(episodes, tokenizer, cfg)
         if cfg.packing:
             data = speed.pack(data, cfg.max_seq_len)
