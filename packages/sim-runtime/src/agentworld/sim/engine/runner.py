@@ -285,7 +285,6 @@ class ModelRunner:
         j = torch.arange(max_q)
         last = torch.minimum(j[None, :], q_lens[:, None] - 1)  # padding rows repeat the last query
         query_index = torch.tensor(offsets)[:, None] + last
-        query_pos = start[:, None] + last
         num_keys = (max_blocks - skip) * bs
         masks = group_masks(start, q_lens, skip * bs, num_keys, self.rep, self.dtype,
                             split=self.device.type == "cpu")
