@@ -2,8 +2,8 @@
 
 Reads ``RUNS_DIR/<arm>/metrics.json`` (written by the eval stage) and prints exact match with
 its 95% confidence interval (Wilson score, as ``agentworld.core.evaluate`` computes it) in
-distribution, out of distribution, on non-empty real outputs of each, and on the in-episode
-consistency subset, for the trained model and the two baselines; plus training facts from each
+distribution, out of distribution, on the realistic and hand-written splits where measured (issue
+32), on non-empty real outputs of each, and on the in-episode consistency subset, for the trained model and the two baselines; plus training facts from each
 stage's ``train_log.jsonl`` (optimizer steps, tokens, and the seconds on the run's budget clock).
 """
 
@@ -20,6 +20,10 @@ SUBSETS = [
     ("OOD non-empty", "by_split_nonempty", "out-of-distribution"),
     ("consistency ID", "by_split_consistency", "in-distribution"),
     ("consistency OOD", "by_split_consistency", "out-of-distribution"),
+    ("realistic", "by_split", "realistic"),
+    ("realistic non-empty", "by_split_nonempty", "realistic"),
+    ("handwritten", "by_split", "handwritten"),
+    ("handwritten non-empty", "by_split_nonempty", "handwritten"),
 ]
 
 
@@ -39,6 +43,13 @@ def last_record(path: Path) -> dict:
 
 def main() -> None:
     root, arms = Path(sys.argv[1]), sys.argv[2:]
+    measured = set()
+    for arm in arms:
+        path = root / arm / "metrics.json"
+        if path.is_file():
+            by_split = json.loads(path.read_text()).get("by_split", {})
+            measured |= {split for model in by_split.values() for split in model}
+    subsets = [s for s in SUBSETS if s[2] in measured] or SUBSETS
     rows = []
     for arm in arms:
         path = root / arm / "metrics.json"
@@ -57,12 +68,12 @@ def main() -> None:
         for model in models:
             name = arm if model == "model" else f"baseline {model}"
             cells = [cell(m[key].get(model, {}).get(split, {}).get("exact_match"))
-                     for _, key, split in SUBSETS]
+                     for _, key, split in subsets]
             extra = (f"{params / 1e6:.1f}M params, {steps} steps, {tokens / 1e3:.0f}k tokens, "
                      f"{budget:.0f} budget-s, {timings.get('cpt', 0) + timings.get('sft', 0):.0f} wall-s"
                      if model == "model" and params else "")
             rows.append([name, *cells, extra])
-    header = ["arm", *(label for label, _, _ in SUBSETS), "facts"]
+    header = ["arm", *(label for label, _, _ in subsets), "facts"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in rows:
