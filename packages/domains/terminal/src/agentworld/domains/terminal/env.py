@@ -16,31 +16,20 @@ never reported.
 from __future__ import annotations
 
 import string
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
 from agentworld.core.gymvec import FreeText
 from agentworld.core.types import Action, ObservationText, Task
-from agentworld.domains.terminal.disk import (
-    LISTING_ORDER,
-    MountedRoot,
-    disk_support,
-    mount_root,
-    require,
-)
+from agentworld.domains.terminal.episode_root import EpisodeRoot, episode_task
 from agentworld.domains.terminal.fs import (
-    apply_setup,
     check_success,
     freeze_times,
-    remove_tree,
     snapshot,
 )
 from agentworld.domains.terminal.limits import Limits
-from agentworld.domains.terminal.roots import default_root_parent, listing_order
 from agentworld.domains.terminal.shell import CommandResult, Shell
-from agentworld.domains.terminal.task_data import validate_task
 
 # One command line: printable ASCII without line breaks or tabs (a line break would type two
 # commands; the terminal's line limit is 4,095 bytes).
@@ -48,16 +37,6 @@ ACTION_CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
 ACTION_MAX_LENGTH = 4095
 OBSERVATION_CHARSET = string.printable  # output is UTF-8 text: other characters may occur
 OBSERVATION_MAX_LENGTH = 16384  # output (4,096 bytes by default) + notes + prompt line
-
-
-def _bounded_disk(root: Path, limits: Limits) -> MountedRoot | None:
-    """The episode root's own bounded file system, or ``None`` where the user accepted an
-    unbounded disk (:func:`agentworld.domains.terminal.disk.require`)."""
-    missing = disk_support() if limits.disk_bytes > 0 else "Limits.disk_bytes is 0"
-    if missing is not None:
-        require("disk", missing)
-        return None
-    return mount_root(root, root.parent, limits.disk_bytes, limits.disk_inodes)
 
 
 class TerminalEnv(gym.Env[str, str]):
@@ -117,7 +96,7 @@ class TerminalEnv(gym.Env[str, str]):
         self._steps = 0
         self._last: CommandResult | None = None
         self._transcript: list[str] = []
-        self._disk: MountedRoot | None = None
+        self._root: EpisodeRoot | None = None
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -139,22 +118,10 @@ class TerminalEnv(gym.Env[str, str]):
         """
         super().reset(seed=seed)
         self.close()
-        task = (options or {}).get("task")
-        if task is not None and not isinstance(task, Task):
-            task = Task.model_validate(task)
-        if task is None and self.tasks is not None:
-            task = self.tasks.sample(1, seed=int(self.np_random.integers(2**31)))[0]
-        if task is not None:
-            validate_task(task.setup, task.check)
-        self.task = task
-        parent = self.root_parent or default_root_parent() or tempfile.gettempdir()
-        self.root = Path(tempfile.mkdtemp(prefix="agentworld-ep-", dir=parent))
-        self.root.chmod(0o755)
+        self.task = task = episode_task(options, self.tasks, self.np_random)
+        self._root = EpisodeRoot.make("agentworld-ep-", self.root_parent, self.limits, task)
+        self.root = self._root.path
         try:
-            self._disk = _bounded_disk(self.root, self.limits)
-            if task is not None:
-                order = LISTING_ORDER if self._disk is not None else listing_order(parent)
-                apply_setup(self.root, task.setup, order)
             self._shell = Shell(self.root, self.limits, self.sandbox)
             self._steps = 0
             result = self._shell.start()
@@ -254,12 +221,9 @@ class TerminalEnv(gym.Env[str, str]):
                 shell, self._shell = self._shell, None
                 shell.close()
         finally:
-            if self._disk is not None:
-                disk, self._disk = self._disk, None
-                disk.unmount()
-            if self.root is not None:
-                root, self.root = self.root, None
-                remove_tree(root)
+            if self._root is not None:
+                root, self._root, self.root = self._root, None, None
+                root.close()
             self._last = None
 
     def _observation(self, result: CommandResult) -> ObservationText:

@@ -17,30 +17,19 @@ screen is up, and the ``files`` snapshot of the root.
 from __future__ import annotations
 
 import string
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
 from agentworld.core.types import Action, ObservationText, Task
-from agentworld.domains.terminal.disk import (
-    LISTING_ORDER,
-    MountedRoot,
-    disk_support,
-    mount_root,
-    require,
-)
+from agentworld.domains.terminal.episode_root import EpisodeRoot, episode_task
 from agentworld.domains.terminal.fs import (
-    apply_setup,
     check_success,
     freeze_times,
-    remove_tree,
     snapshot,
 )
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.prompt import HOME
-from agentworld.domains.terminal.roots import default_root_parent, listing_order
-from agentworld.domains.terminal.task_data import validate_task
 from agentworld.domains.tty.keys import ActionError, parse_action
 from agentworld.domains.tty.screen import COLUMNS, ROWS
 from agentworld.domains.tty.terminal import Tty
@@ -85,7 +74,7 @@ class TtyEnv(gym.Env[str, str]):
         self.root: Path | None = None
         self.task: Task | None = None
         self._tty: Tty | None = None
-        self._disk: MountedRoot | None = None
+        self._root: EpisodeRoot | None = None
         self._steps = 0
         self._screen = ""
 
@@ -104,27 +93,10 @@ class TtyEnv(gym.Env[str, str]):
         """
         super().reset(seed=seed)
         self.close()
-        task = (options or {}).get("task")
-        if task is not None and not isinstance(task, Task):
-            task = Task.model_validate(task)
-        if task is None and self.tasks is not None:
-            task = self.tasks.sample(1, seed=int(self.np_random.integers(2**31)))[0]
-        if task is not None:
-            validate_task(task.setup, task.check)
-        self.task = task
-        parent = self.root_parent or default_root_parent() or tempfile.gettempdir()
-        self.root = Path(tempfile.mkdtemp(prefix="agentworld-tty-", dir=parent))
-        self.root.chmod(0o755)
+        self.task = task = episode_task(options, self.tasks, self.np_random)
+        self._root = EpisodeRoot.make("agentworld-tty-", self.root_parent, self.limits, task)
+        self.root = self._root.path
         try:
-            missing = disk_support() if self.limits.disk_bytes > 0 else "Limits.disk_bytes is 0"
-            if missing is None:
-                self._disk = mount_root(self.root, self.root.parent, self.limits.disk_bytes,
-                                        self.limits.disk_inodes)  # fmt: skip
-            else:
-                require("disk", missing)
-            if task is not None:
-                order = LISTING_ORDER if self._disk is not None else listing_order(parent)
-                apply_setup(self.root, task.setup, order)
             self._tty = Tty(self.root, self.limits, self.sandbox)
             self._steps = 0
             self._screen = self._tty.start()
@@ -189,12 +161,9 @@ class TtyEnv(gym.Env[str, str]):
                 tty, self._tty = self._tty, None
                 tty.close()
         finally:
-            if self._disk is not None:
-                disk, self._disk = self._disk, None
-                disk.unmount()
-            if self.root is not None:
-                root, self.root = self.root, None
-                remove_tree(root)
+            if self._root is not None:
+                root, self._root, self.root = self._root, None, None
+                root.close()
 
     def _observation(self, text: str) -> ObservationText:
         cursor = self._tty.screen.cursor if self._tty is not None else None
