@@ -44,3 +44,16 @@ class TextActions:
 
     def close(self) -> None:
         self.env.close()
+
+
+def action_text(action: Action | str) -> str:
+    """The text a Gymnasium ``Text``-space env types: ``action.text``, or ``action`` itself.
+
+    Raises:
+        TypeError: ``action`` is neither a ``str`` nor an :class:`Action`.
+    """
+    if isinstance(action, Action):
+        return action.text
+    if isinstance(action, str):
+        return action
+    raise TypeError(f"action must be a str or Action, got {type(action).__name__}")

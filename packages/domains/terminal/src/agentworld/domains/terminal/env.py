@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 from agentworld.core.gymvec import FreeText
+from agentworld.core.textenv import action_text
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.terminal.episode_root import EpisodeRoot, episode_task
 from agentworld.domains.terminal.fs import (
@@ -155,12 +156,7 @@ class TerminalEnv(gym.Env[str, str]):
         """
         if self._shell is None or self.root is None:
             raise RuntimeError("call reset() before step()")
-        if isinstance(action, Action):
-            text = action.text
-        elif isinstance(action, str):
-            text = action
-        else:
-            raise TypeError(f"action must be a str or Action, got {type(action).__name__}")
+        text = action_text(action)
         result = self._shell.run(text)
         freeze_times(self.root)
         self._steps += 1

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from agentworld.core.textenv import action_text
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.terminal.episode_root import EpisodeRoot, episode_task
 from agentworld.domains.terminal.fs import (
@@ -121,12 +122,7 @@ class TtyEnv(gym.Env[str, str]):
         """
         if self._tty is None or self.root is None:
             raise RuntimeError("call reset() before step()")
-        if isinstance(action, Action):
-            text = action.text
-        elif isinstance(action, str):
-            text = action
-        else:
-            raise TypeError(f"action must be a str or Action, got {type(action).__name__}")
+        text = action_text(action)
         self._steps += 1
         info: dict[str, Any] = {"error": None, "restarted": False, "seconds": 0.0}
         try:
