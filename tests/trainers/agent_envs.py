@@ -5,6 +5,7 @@ step to files and can wait, at a chosen step, to be killed."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -59,10 +60,14 @@ class SayWordEnv:
         self.closed = True
 
 
+_HANG = threading.Lock()
+
+
 class LoggedSayWordEnv(SayWordEnv):
     """:class:`SayWordEnv` that appends ``task seed turn action`` to ``runs/steps-<id>`` at each
     step; at turn ``hang_turn`` of an episode of task ``hang_task`` it writes its process id to
-    ``runs/hung-<k>`` (the first ``k < hangs`` not taken) and sleeps until killed."""
+    ``runs/hung-<k>`` (the first ``k < hangs`` not taken, one per process) and sleeps until
+    killed."""
 
     def __init__(self, runs: Path, hang_task: str | None, hang_turn: int, hangs: int) -> None:
         super().__init__()
@@ -70,18 +75,21 @@ class LoggedSayWordEnv(SayWordEnv):
         self.log = runs / f"steps-{uuid.uuid4().hex}"
 
     def step(self, action):
-        if self.task.id == self.hang_task and self.turn + 1 == self.hang_turn:
-            for k in range(self.hangs):
-                try:
-                    fd = os.open(self.runs / f"hung-{k}", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-                except FileExistsError:
-                    continue
-                os.write(fd, str(os.getpid()).encode())
-                os.close(fd)
-                time.sleep(300)
+        if self.task.id == self.hang_task and self.turn + 1 == self.hang_turn and self._take():
+            time.sleep(300)
         with self.log.open("a") as f:
             f.write(f"{self.task.id} {self.seed} {self.turn + 1} {action.text!r}\n")
         return super().step(action)
+
+    def _take(self) -> bool:
+        """Claim the next ``runs/hung-<k>`` for this process (none if it holds one)."""
+        with _HANG:
+            taken = [p.read_text() for p in self.runs.glob("hung-*")]
+            if str(os.getpid()) in taken or len(taken) >= self.hangs:
+                return False
+            (self.runs / "hung.tmp").write_text(str(os.getpid()))
+            (self.runs / "hung.tmp").rename(self.runs / f"hung-{len(taken)}")
+            return True
 
 
 @dataclass
