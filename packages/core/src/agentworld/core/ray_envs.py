@@ -168,14 +168,13 @@ class RayEnvironments:
         """
         for k, i in enumerate(indices):
             self.replays[i] = Replay(seeds[k], options[k])
-        calls = {k: (i,) for k, i in enumerate(indices)}
 
         def send(actor: Any, items: list[tuple[int, int]]) -> Any:
             slots = [i % self.per_actor for _, i in items]
             return actor.reset.remote(slots, [seeds[k] for k, _ in items],
                                       [options[k] for k, _ in items])
 
-        out = self._dispatch(indices, calls, send, lambda got, items, _: got)
+        out = self._dispatch(indices, send, lambda got, items: got)
         return [(obs, self._marked(i, info)) for i, (obs, info) in zip(indices, out)]
 
     def step_batch(self, indices: Sequence[int], actions: Sequence[Any]) -> list[Result]:
@@ -190,7 +189,6 @@ class RayEnvironments:
         for i in indices:
             if self.replays[i] is None:
                 raise RuntimeError(f"environment {i}: call reset_batch before step_batch")
-        calls = {k: (i,) for k, i in enumerate(indices)}
 
         def send(actor: Any, items: list[tuple[int, int]]) -> Any:
             replays = {}
@@ -203,13 +201,13 @@ class RayEnvironments:
             return actor.step.remote([i % self.per_actor for _, i in items],
                                      [actions[k] for k, _ in items], replays)
 
-        def receive(got: Any, items: list[tuple[int, int]], actor: int) -> list[Result]:
+        def receive(got: Any, items: list[tuple[int, int]]) -> list[Result]:
             results, redone = got
             for _, i in items:
                 self._check_replay(i, redone.get(i % self.per_actor))
             return results
 
-        out = self._dispatch(indices, calls, send, receive)
+        out = self._dispatch(indices, send, receive)
         for i, action, (obs, reward, terminated, truncated, info) in zip(indices, actions, out):
             replay = self.replays[i]
             assert replay is not None
@@ -243,23 +241,22 @@ class RayEnvironments:
     def _dispatch(
         self,
         indices: Sequence[int],
-        calls: dict[int, tuple[int]],
         send: Callable[[Any, list[tuple[int, int]]], Any],
-        receive: Callable[[Any, list[tuple[int, int]], int], list[Any]],
+        receive: Callable[[Any, list[tuple[int, int]]], list[Any]],
     ) -> list[Any]:
         """Send each actor its part of the call (``(position, env index)`` items), gather the
         results in the order of ``indices``; an actor that died is replaced and its part sent
         again, its environments' episodes marked for a re-run."""
         out: list[Any] = [None] * len(indices)
         todo: dict[int, list[tuple[int, int]]] = {}
-        for k, (i,) in calls.items():
+        for k, i in enumerate(indices):
             todo.setdefault(i // self.per_actor, []).append((k, i))
         while todo:
             refs = {a: send(self.actors[a], items) for a, items in todo.items()}
             failed: dict[int, list[tuple[int, int]]] = {}
             for a, ref in refs.items():
                 try:
-                    got = receive(self.ray.get(ref), todo[a], a)
+                    got = receive(self.ray.get(ref), todo[a])
                 except self.ray.exceptions.RayActorError as e:
                     self._lose(a, todo[a], e)
                     failed[a] = todo[a]
