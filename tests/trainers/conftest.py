@@ -1,4 +1,5 @@
-"""Trainer test fixtures: a tiny synthetic terminal corpus and a tokenizer trained on it."""
+"""Trainer test fixtures: a tiny synthetic terminal corpus and a tokenizer trained on it; the
+agent quiz's tokenizer."""
 
 from __future__ import annotations
 
@@ -74,3 +75,17 @@ def _one_thread() -> None:
     import torch
 
     torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def tok_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 300-token ChatML tokenizer of the agent quiz (``agent_envs.py``), in which the
+    rewarded word is one token."""
+    from agent_envs import CORPUS, WORD
+    from chatml import chatml_tokenizer
+
+    tok = chatml_tokenizer(CORPUS * 50, 300)
+    assert len(tok(WORD, add_special_tokens=False)["input_ids"]) == 1
+    out = tmp_path_factory.mktemp("agent-tok")
+    tok.save_pretrained(str(out))
+    return out

@@ -1,5 +1,6 @@
 """Multi-turn GRPO of a language-model agent: a real tiny Qwen3 policy, the real paged
-engine, a toy environment whose reward is 1 per turn whose action says a given word."""
+engine, a toy environment whose reward is 1 per turn whose action says a given word
+(``agent_envs.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from agentworld.core.types import Action, Observation, Task
+from agent_envs import TASKS, SayWordEnv
 from agentworld.sim.backends.hf import HFWorldModel
 from agentworld.trainers.agents.lm.trainer import LmAgentConfig, train_lm_agent
 from agentworld.trainers.agents.lm.data import (
@@ -20,66 +21,8 @@ from agentworld.trainers.agents.lm.data import (
 from agentworld.trainers.agents.lm.rollout import AgentRollouts
 from agentworld.trainers.models.specs import load_model
 from agentworld.trainers.training.grpo_loop import answer_logprobs
-from chatml import chatml_tokenizer
 from pydantic import ValidationError
 from transformers import AutoModelForCausalLM, AutoTokenizer
-
-WORD = "yes"
-
-
-class SayWordEnv:
-    """Asks for ``task.check["word"]`` for ``task.check["turns"]`` turns; reward 1 for each
-    action containing it. ``reset`` returns an ``Observation``, ``step`` a plain string (the
-    trainer accepts both). Records the actions it received."""
-
-    def __init__(self) -> None:
-        self.received: list[object] = []
-        self.closed = False
-
-    def reset(self, *, seed=None, options=None):
-        self.task = options["task"]
-        self.turn, self.seed = 0, seed
-        return Observation(text=f"Turn 1 of {self.task.check['turns']}. Say yes or no."), {}
-
-    def step(self, action):
-        assert isinstance(action, Action)
-        self.received.append(action)
-        self.turn += 1
-        reward = float(self.task.check["word"] in action.text)
-        done = self.turn >= self.task.check["turns"]
-        text = f"You said: {action.text[:20]}\nTurn {self.turn + 1}. Say yes or no."
-        return text, reward, done, False, {}
-
-    def close(self) -> None:
-        self.closed = True
-
-
-TASKS = [
-    Task(
-        id=f"t{i}",
-        domain="toy",
-        instruction="Answer the question.",
-        check={"word": WORD, "turns": 2 + i % 2},
-    )
-    for i in range(4)
-]
-
-
-@pytest.fixture(scope="module")
-def tok_dir(tmp_path_factory) -> Path:
-    corpus = [
-        "Say yes or no.",
-        "yes",
-        "no",
-        "You said: yes",
-        "Turn 1 of 3.",
-        "Answer the question.",
-    ]
-    tok = chatml_tokenizer(corpus * 50, 300)
-    assert len(tok(WORD, add_special_tokens=False)["input_ids"]) == 1
-    out = tmp_path_factory.mktemp("agent-tok")
-    tok.save_pretrained(str(out))
-    return out
 
 
 def options(tok_dir, out, **extra) -> dict:

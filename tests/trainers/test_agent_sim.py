@@ -150,3 +150,20 @@ def test_bad_input_fails_before_training(random_ckpt: Path, tmp_path) -> None:
     with pytest.raises(ValueError, match="supported for policy='q-learning'"):
         trainer.train([], {**lm, "mix": 0.5})
     assert not Path(out).exists()
+
+
+def test_lm_policy_on_a_sim_checkpoint_steps_simenvs_of_a_picklable_factory(
+    random_ckpt: Path, tok_dir: Path, tmp_path
+) -> None:
+    """``policy="lm"`` with ``env = "sim:CKPT"``: the environments come from a
+    ``SimEnvFactory`` (what ``rollout_executor = "ray"`` sends to the actors); the random
+    world model's answers do not parse, so each episode ends after one turn."""
+    out = tmp_path / "lm-sim"
+    options = {"policy": "lm", "env": f"sim:{random_ckpt}", "model": "tiny-test",
+               "tokenizer": str(tok_dir), "output_dir": str(out), "num_tasks": 2, "steps": 1,
+               "tasks_per_step": 1, "group_size": 2, "max_action_tokens": 4,
+               "max_seq_len": 256, "sim_max_new_tokens": 6, "beta": 0.0, "console": False}
+    AgentTrainer().train([], options)
+    [record] = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert record["episodes"] == 2 and record["episode_len"] == 1.0
+    assert record["parse_failures"] == 2 and record["truncated"] == 1.0 and record["retried"] == 0

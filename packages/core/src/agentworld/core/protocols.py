@@ -95,6 +95,36 @@ class VectorEnvironment(Protocol):
 
 
 @runtime_checkable
+class EnvironmentBatch(Protocol):
+    """``len(batch)`` environments that are reset and stepped a batch at a time, wherever they
+    live: in this process (:class:`agentworld.core.env_batch.LocalEnvironments`, threads) or on
+    Ray actors (:class:`agentworld.core.ray_envs.RayEnvironments`). Environment ``i`` of the
+    batch has Gymnasium's call order; :func:`agentworld.core.rollout.rollout` plays a batch as
+    it plays a list of environments.
+
+    ``reset_batch(indices, seeds, options)`` returns ``[len(indices)]`` ``(observation, info)``;
+    ``step_batch(indices, actions)`` returns ``[len(indices)]`` ``(observation, reward,
+    terminated, truncated, info)``, each in the order of ``indices``. Environments outside
+    ``indices`` are left as they are. ``close()`` closes every environment.
+    """
+
+    def __len__(self) -> int: ...
+
+    def reset_batch(
+        self,
+        indices: Sequence[int],
+        seeds: Sequence[int | None],
+        options: Sequence[dict[str, Any] | None],
+    ) -> list[tuple[Any, dict[str, Any]]]: ...
+
+    def step_batch(
+        self, indices: Sequence[int], actions: Sequence[Any]
+    ) -> list[tuple[Any, float, bool, bool, dict[str, Any]]]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
 class Policy(Protocol):
     """Chooses the next action from the episode so far. Returns ``None`` to stop."""
 

@@ -38,16 +38,17 @@ class WorkerLostError(RuntimeError):
     """An episode's Ray worker died more than :data:`RETRIES` + 1 times."""
 
 
-def connect(address: str | None) -> tuple[Any, bool]:
+def connect(address: str | None, feature: str = 'collect(executor="ray")') -> tuple[Any, bool]:
     """``(ray module, whether this call started Ray)``: the running Ray session if there is one,
     else ``ray.init(address)`` (``None``: a new local cluster, or the one ``$RAY_ADDRESS`` names;
     ``"auto"``: the cluster running on this machine; ``"HOST:PORT"`` or ``"ray://HOST:PORT"``).
+    ``feature`` names what needs Ray in the missing-extra error.
 
     Raises:
         ModuleNotFoundError: Ray is not installed (names the extra).
         ConnectionError: no cluster answers at ``address`` (one line, naming it and the fix).
     """
-    ray = require("ray", "ray", 'collect(executor="ray")')
+    ray = require("ray", "ray", feature)
     if ray.is_initialized():
         return ray, False
     hint = "start one with `ray start --head`, or give no address for a local cluster"

@@ -27,12 +27,12 @@ This module imports no environment library: it works on any object with that sha
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from agentworld.core.protocols import VectorEnvironment
+from agentworld.core.env_batch import LocalEnvironments
+from agentworld.core.protocols import EnvironmentBatch, VectorEnvironment
 from agentworld.core.types import Action, Observation, ObservationText, Task
 
 
@@ -157,12 +157,18 @@ def start_episode(
 ) -> RolloutEpisode:
     """Reset ``env`` and return the new episode: ``env.reset(seed=seed, options=...)`` with
     ``options`` plus ``{"task": task}`` when there is a task (``None`` when both are empty)."""
-    if task is not None:
-        options = {**(options or {}), "task": task}
-    observation, info = env.reset(seed=seed, options=options or None)
+    observation, info = env.reset(seed=seed, options=reset_options(task, options))
     if record is not None:
         observation = record(env, observation)
     return RolloutEpisode(index, task, seed, observation, dict(info))
+
+
+def reset_options(task: Task | None, options: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``options`` of ``reset``: ``options`` plus ``{"task": task}`` when there is a task
+    (``None`` when both are empty)."""
+    if task is not None:
+        options = {**(options or {}), "task": task}
+    return options or None
 
 
 def step_episode(
@@ -185,6 +191,22 @@ def step_episode(
     observation, reward, terminated, truncated, info = env.step(action)
     if record is not None:
         observation = record(env, observation)
+    return settle_step(episode, action, (observation, reward, terminated, truncated, info),
+                       max_steps=max_steps)
+
+
+def settle_step(
+    episode: RolloutEpisode,
+    action: Any,
+    result: tuple[Any, float, bool, bool, dict[str, Any]],
+    *,
+    max_steps: int | None = None,
+) -> Transition:
+    """Append the transition of ``action`` whose ``step`` returned ``result`` (``(observation,
+    reward, terminated, truncated, info)``) to ``episode`` and set its outcome when it ends
+    (the environment's flags, else ``Outcome.MAX_STEPS`` once it has ``max_steps``
+    transitions)."""
+    observation, reward, terminated, truncated, info = result
     info = dict(info)
     transition = Transition(action, observation, float(reward), bool(terminated),
                             bool(truncated), info)
@@ -217,27 +239,30 @@ def rollout(
     taken from its first episodes.
 
     Args:
-        envs: ``[n]`` environments (Gymnasium ``Env`` API), or one ``VectorEnv`` with
+        envs: ``[n]`` environments (Gymnasium ``Env`` API), an
+            :class:`~agentworld.core.protocols.EnvironmentBatch` of ``n`` (e.g. on Ray actors,
+            :class:`~agentworld.core.ray_envs.RayEnvironments`), or one ``VectorEnv`` with
             ``autoreset_mode = NEXT_STEP``.
         policy: ``policy(running episodes) -> actions`` (same length).
         max_steps: Steps per episode at most (``Outcome.MAX_STEPS`` after).
         tasks: ``[n]`` tasks, given to ``reset`` as ``options={"task": task}`` (``None``: none).
         seeds: ``[n]`` reset seeds, or one ``int`` (environment ``i`` gets ``seeds + i``).
         options: ``[n]`` more ``reset`` options (e.g. ``SimEnv``'s ``initial_observation``).
-        record: ``record(env, observation) -> kept observation`` (e.g. with privileged state).
+        record: ``record(env, observation) -> kept observation`` (e.g. with privileged state);
+            not with an ``EnvironmentBatch``.
         on_step: Called after each transition, in index order, with the outcome already set.
-        workers: Threads that reset and step the environments (1: the caller's thread).
+        workers: Threads that reset and step a list of environments (1: the caller's thread).
 
     Returns:
         ``[n]`` finished episodes in index order.
 
     Raises:
         ValueError: ``tasks``/``seeds``/``options`` do not have one item per environment, the policy
-            returned the wrong number of actions, or ``max_steps < 1``.
+            returned the wrong number of actions, ``max_steps < 1``, or ``record`` with a batch.
     """
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-    if isinstance(envs, VectorEnvironment):
+    if not isinstance(envs, EnvironmentBatch) and isinstance(envs, VectorEnvironment):
         if tasks is not None or options is not None:
             raise ValueError("tasks and options cannot be given to a vector env (it draws its own)")
         seed = seeds if isinstance(seeds, int) or seeds is None else None
@@ -248,8 +273,13 @@ def rollout(
         return VectorRollout(envs, seed=seed, record=record).first_episodes(
             policy, max_steps, on_step=on_step
         )
-    envs = list(envs)
-    n = len(envs)
+    if isinstance(envs, EnvironmentBatch):
+        if record is not None:
+            raise ValueError("record needs the environments in this process, not a batch")
+        batch, local = envs, None
+    else:
+        batch = local = LocalEnvironments(envs, workers=workers, record=record)
+    n = len(batch)
     tasks = [None] * n if tasks is None else list(tasks)
     options = [None] * n if options is None else list(options)
     if seeds is None or isinstance(seeds, int):
@@ -257,15 +287,14 @@ def rollout(
     for name, value in (("tasks", tasks), ("seeds", seeds), ("options", options)):
         if len(value) != n:
             raise ValueError(f"{name} needs {n} items (one per env), got {len(value)}")
-    pool = ThreadPoolExecutor(max_workers=min(workers, n)) if workers > 1 and n > 1 else None
-    run = pool.map if pool is not None else map
     try:
-        episodes = list(run(
-            lambda i: start_episode(
-                envs[i], index=i, task=tasks[i], seed=seeds[i], options=options[i], record=record
-            ),
-            range(n),
-        ))
+        resets = batch.reset_batch(
+            range(n), seeds, [reset_options(tasks[i], options[i]) for i in range(n)]
+        )
+        episodes = [
+            RolloutEpisode(i, tasks[i], seeds[i], observation, dict(info))
+            for i, (observation, info) in enumerate(resets)
+        ]
         while True:
             active = [e for e in episodes if not e.done]
             if not active:
@@ -276,18 +305,19 @@ def rollout(
                     episode.outcome = Outcome.STOPPED
                 else:
                     stepping.append((episode, action))
-            transitions = list(run(
-                lambda pair: step_episode(
-                    envs[pair[0].index], pair[0], pair[1], max_steps=max_steps, record=record
-                ),
-                stepping,
-            ))
+            if not stepping:
+                continue
+            results = batch.step_batch([e.index for e, _ in stepping], [a for _, a in stepping])
+            transitions = [
+                settle_step(episode, action, result, max_steps=max_steps)
+                for (episode, action), result in zip(stepping, results, strict=True)
+            ]
             if on_step is not None:
                 for (episode, _), transition in zip(stepping, transitions):
                     on_step(episode, transition)
     finally:
-        if pool is not None:
-            pool.shutdown()
+        if local is not None:
+            local.shutdown()
     return episodes
 
 

@@ -21,6 +21,7 @@ from agentworld.sim.registration import register_envs
 _LAZY = {
     "SimEnv": "agentworld.sim.env",
     "SimVectorEnv": "agentworld.sim.vector_env",
+    "SimEnvFactory": "agentworld.sim.env_factory",
     "Simulator": "agentworld.sim.simulator",
     "HFBackend": "agentworld.sim.backends.hf",
     "HFWorldModel": "agentworld.sim.backends.hf",

@@ -24,7 +24,6 @@ from agentworld.trainers.agents.envs import (
     Source,
     checkpoint_card,
     checkpoint_dir,
-    load_world_model,
     parse_env_spec,
 )
 from agentworld.trainers.training.config import option_help, validate_config
@@ -97,7 +96,8 @@ def _train_lm(config: dict[str, Any]) -> str:
     (tasks drawn with ``seed``, default 64), and for ``sim:`` the world model's
     ``sim_temperature`` (1.0), ``sim_max_new_tokens`` (256), ``sim_max_steps`` (50),
     ``reward_source``, ``on_parse_error``, ``max_retries``. ``env_factory()`` builds the
-    domain's real env (``real:``) or a ``SimEnv`` on one shared world model (``sim:``).
+    domain's real env (``real:``) or a ``SimEnv`` on one world model per process (``sim:``,
+    :class:`agentworld.sim.SimEnvFactory`, so ``rollout_executor = "ray"`` works with both).
 
     Raises:
         RuntimeError: ``agentworld.trainers.agents.lm.trainer`` is not installed.
@@ -129,26 +129,23 @@ def _train_lm(config: dict[str, Any]) -> str:
                 f"checkpoint {spec.target!r} records no domain; pass --set domain=NAME"
             )
         domain = plugins.get_domain(name)
-        world_model = load_world_model(
-            ckpt,
-            backend=opts.get("backend", "hf"),
-            temperature=float(opts.get("sim_temperature", 1.0)),
-            seed=seed,
-            max_new_tokens=int(opts.get("sim_max_new_tokens", 256)),
-        )
         env_options = {
             k: opts[k] for k in ("reward_source", "on_parse_error", "max_retries") if k in opts
         }
+        from agentworld.sim import SimEnvFactory
 
-        def env_factory() -> Any:
-            from agentworld.sim import SimEnv
-
-            return SimEnv(
-                world_model,
-                domain=domain,
-                max_steps=int(opts.get("sim_max_steps", 50)),
-                **env_options,
-            )
+        # Picklable: with rollout_executor="ray" each actor loads its own world model.
+        env_factory = SimEnvFactory(
+            str(ckpt),
+            backend=opts.get("backend", "hf"),
+            domain=name,
+            load_options={
+                "temperature": float(opts.get("sim_temperature", 1.0)),
+                "seed": seed,
+                "max_new_tokens": int(opts.get("sim_max_new_tokens", 256)),
+            },
+            env_options={"max_steps": int(opts.get("sim_max_steps", 50)), **env_options},
+        )
 
     tasks = list(domain.tasks().sample(int(opts.get("num_tasks", 64)), seed=seed))
     return train_lm_agent(env_factory, tasks, cfg)

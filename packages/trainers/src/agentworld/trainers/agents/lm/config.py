@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from agentworld.trainers.agents.lm.data import AGENT_PROMPT
 from agentworld.trainers.agents.lm.rollout import ActionType
@@ -41,7 +41,14 @@ class LmAgentConfig(BaseModel):
         log_every: Write a metrics record every N steps.
         agent_prompt: Appended to the task instruction in the system message.
         action_type: What ``env.step`` receives (see :class:`AgentRollouts`).
-        env_workers: Threads stepping environments.
+        env_workers: Threads stepping environments (in each Ray actor with ``"ray"``).
+        rollout_executor: Where the environments live: ``"threads"`` (this process) or
+            ``"ray"`` (``ray_actors`` Ray actors, each holding its share of the
+            environments, e.g. a world model and its simulated episodes; the policy stays
+            here: :class:`agentworld.core.ray_envs.RayEnvironments`).
+        ray_address: Ray cluster for ``"ray"`` (``None``: the running session,
+            ``$RAY_ADDRESS``, or a new local cluster; ``"auto"``; ``"HOST:PORT"``).
+        ray_actors: Ray actors holding environments (one CPU each, at most the cluster's).
         engine_options: :class:`~agentworld.sim.engine.PagedEngine` options (``num_blocks``,
             ``block_size``, ``max_num_batched_tokens``); by default sized to one step.
         time_budget_s: Also stop after this many seconds of training (summed over resumes).
@@ -82,6 +89,9 @@ class LmAgentConfig(BaseModel):
     agent_prompt: str = AGENT_PROMPT
     action_type: ActionType = "auto"
     env_workers: int = Field(8, ge=1)
+    rollout_executor: Literal["threads", "ray"] = "threads"
+    ray_address: str | None = None
+    ray_actors: int = Field(2, ge=1)
     engine_options: dict[str, Any] = Field(default_factory=dict)
     num_threads: int | None = Field(None, ge=1)
     time_budget_s: float | None = Field(None, gt=0)

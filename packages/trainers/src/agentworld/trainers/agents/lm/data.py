@@ -53,6 +53,8 @@ class Trajectory:
             :attr:`succeeded`).
         parse_failures: Steps whose ``info["parsed"]`` was false (a simulated answer that
             did not parse).
+        retried: Times the episode was re-run after its environment's Ray actor died
+            (``info["retried"]``, :mod:`agentworld.core.ray_envs`); 0 in-process.
     """
 
     group: int
@@ -64,6 +66,7 @@ class Trajectory:
     status: EpisodeStatus = EpisodeStatus.RUNNING
     success: bool | None = None
     parse_failures: int = 0
+    retried: int = 0
 
     def __post_init__(self) -> None:
         n = len(self.token_ids)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from agentworld.core.protocols import EnvironmentBatch
 from agentworld.core.rollout import Outcome, RolloutEpisode, Transition, rollout, text_of
 from agentworld.core.types import Action, Task
 from agentworld.sim.engine import EngineLoop
@@ -39,7 +40,11 @@ class AgentRollouts:
         loop: The engine running the policy's current weights.
         tokenizer: The policy's tokenizer (chat template required).
         stop_ids: Token ids that end an action (``<|im_end|>``, eos).
-        envs: Environments (``Environment`` protocol); at least ``groups * group_size``.
+        envs: Environments (``Environment`` protocol), at least ``groups * group_size``; or
+            an :class:`~agentworld.core.protocols.EnvironmentBatch` of exactly that many (e.g.
+            :class:`~agentworld.core.ray_envs.RayEnvironments`: the environments on Ray
+            actors, the policy here; an episode re-run after its actor died is marked in
+            :attr:`Trajectory.retried`).
         group_size: Episodes per task ``G``.
         max_turns: Actions per episode at most.
         max_action_tokens: Tokens per action at most.
@@ -58,7 +63,7 @@ class AgentRollouts:
         loop: EngineLoop,
         tokenizer: Any,
         stop_ids: frozenset[int],
-        envs: Sequence[Any],
+        envs: Sequence[Any] | EnvironmentBatch,
         *,
         group_size: int,
         max_turns: int,
@@ -73,7 +78,7 @@ class AgentRollouts:
     ):
         self.loop, self.tokenizer, self.stop_ids = loop, tokenizer, stop_ids
         self.chat = ChatTokens(tokenizer)
-        self.envs = list(envs)
+        self.envs = envs if isinstance(envs, EnvironmentBatch) else list(envs)
         self.group_size, self.max_turns = group_size, max_turns
         self.max_action_tokens, self.max_seq_len = max_action_tokens, max_seq_len
         self.sampling = (temperature, top_p, top_k)
@@ -98,14 +103,15 @@ class AgentRollouts:
             ``[num_groups * G]`` trajectories, the ``G`` of a group consecutive.
 
         Raises:
-            ValueError: more episodes than environments, or a task's first prompt leaves no
-                room for an action within ``max_seq_len``.
+            ValueError: more episodes than environments (for a batch: not as many), or a
+                task's first prompt leaves no room for an action within ``max_seq_len``.
             RuntimeError: the engine failed a request (e.g. the KV pool is too small).
         """
         g = self.group_size
         n = len(tasks) * g
-        if n > len(self.envs):
-            raise ValueError(f"{n} episodes need {n} environments, only {len(self.envs)} given")
+        batch = isinstance(self.envs, EnvironmentBatch)
+        if n > len(self.envs) or (batch and n != len(self.envs)):
+            raise ValueError(f"{n} episodes need {n} environments, {len(self.envs)} given")
         assert len(reset_seeds) == len(tasks) and len(sample_seeds) == n * self.max_turns
         trajectories: list[Trajectory] = []
         stops: dict[int, str | None] = {}  # text of the stop token that ended k's last action
@@ -140,6 +146,7 @@ class AgentRollouts:
             t.rewards.append(step.reward)
             if step.info.get("parsed") is False:
                 t.parse_failures += 1
+            t.retried = max(t.retried, int(step.info.get("retried", 0)))
             if isinstance(step.info.get("success"), bool):
                 t.success = step.info["success"]
             if step.terminated:
@@ -151,7 +158,7 @@ class AgentRollouts:
 
         try:
             rollout(
-                self.envs[:n],
+                self.envs if isinstance(self.envs, EnvironmentBatch) else self.envs[:n],
                 policy,
                 self.max_turns,
                 tasks=[tasks[k // g] for k in range(n)],
@@ -180,7 +187,9 @@ class AgentRollouts:
                 f"max_action_tokens={self.max_action_tokens} it exceeds "
                 f"max_seq_len={self.max_seq_len}"
             )
-        return Trajectory(episode.index // self.group_size, ids)
+        t = Trajectory(episode.index // self.group_size, ids)
+        t.retried = int(episode.reset_info.get("retried", 0))
+        return t
 
     def _fork_groups(
         self, trajectories: list[Trajectory], episodes: list[str], parents: list[str]

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from accelerate import Accelerator
 from accelerate.utils import set_seed
+from agentworld.core.protocols import EnvironmentBatch
 from agentworld.core.types import Task
 from transformers import AutoTokenizer
 
@@ -98,15 +99,17 @@ def train_lm_agent(
     loss, lr, return, return_std, success_rate, kl, clip_frac, ratio, episode_len (turns),
     action_tokens (this step), truncated (fraction of episodes the environment did not
     terminate: truncated, out of turns or of context), parse_failures, prefix_hit_rate, rollout_s,
-    update_s, tokens_per_s (sampled tokens per rollout second), episodes, env_steps,
-    elapsed_s``) and ``trainer_state/`` for resume. As in the world-model stages, an
+    update_s, tokens_per_s (sampled tokens per rollout second), retried (episodes of the step
+    re-run after their Ray actor died), episodes, env_steps, elapsed_s``) and ``trainer_state/`` for resume. As in the world-model stages, an
     ``output_dir`` holding a checkpoint is refused unless ``resume`` or ``overwrite`` is set,
     and a run that fails removes the ``output_dir`` it created unless a checkpoint to resume
     was saved there.
 
     Args:
         env_factory: Makes one environment; called ``tasks_per_step * group_size`` times
-            (real or simulated; closed at the end).
+            (real or simulated; closed at the end). With ``rollout_executor = "ray"`` it is
+            pickled to the Ray actors and called there (a factory that loads a world model
+            once per process gives each actor its own: :class:`agentworld.sim.SimEnvFactory`).
         tasks: Tasks to train on (>= 1); each env is reset with ``options={"task": task}``.
         config: :class:`LmAgentConfig` or its dict.
         progress: Called with every metrics record (a dict), after ``config.callback``.
@@ -119,6 +122,9 @@ def train_lm_agent(
             a checkpoint directory without a tokenizer and no ``tokenizer`` given.
         agentworld.trainers.training.setup.OutputDirError: see :func:`check_lm_agent`.
         RuntimeError: the engine failed a policy request (e.g. ``engine_options`` too small).
+        ConnectionError: ``rollout_executor = "ray"`` and no Ray cluster answers at
+            ``ray_address`` (one line, before the model loads).
+        agentworld.core.ray_collect.WorkerLostError: an episode's Ray actor died twice.
     """
     cfg = check_lm_agent(config)
     tasks = list(tasks)
@@ -139,6 +145,42 @@ def _train(
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
     state_dir = prepare_output_dir(cfg)
+    envs = make_envs(env_factory, cfg)
+    try:
+        _run(envs, tasks, cfg, out, state_dir, progress)
+    finally:
+        if isinstance(envs, EnvironmentBatch):
+            envs.close()
+        else:
+            for env in envs:
+                env.close()
+    return str(out)
+
+
+def make_envs(env_factory: Callable[[], Any], cfg: LmAgentConfig) -> list[Any] | EnvironmentBatch:
+    """The ``tasks_per_step * group_size`` environments of a step: made here, or on Ray actors
+    (``rollout_executor = "ray"``).
+
+    Raises:
+        ConnectionError: no Ray cluster at ``cfg.ray_address`` (one line).
+    """
+    n = cfg.tasks_per_step * cfg.group_size
+    if cfg.rollout_executor == "ray":
+        from agentworld.core.ray_envs import RayEnvironments
+
+        return RayEnvironments(env_factory, n, actors=cfg.ray_actors, address=cfg.ray_address,
+                               workers=cfg.env_workers)
+    return [env_factory() for _ in range(n)]
+
+
+def _run(
+    envs: list[Any] | EnvironmentBatch,
+    tasks: list[Task],
+    cfg: LmAgentConfig,
+    out: Path,
+    state_dir: Path | None,
+    progress: Callable[[dict[str, Any]], None] | None,
+) -> None:
     tokenizer = None
     if state_dir is not None and (out / "tokenizer_config.json").is_file():
         tokenizer = AutoTokenizer.from_pretrained(str(out))
@@ -154,16 +196,10 @@ def _train(
     model, opt = acc.prepare(model, make_optimizer(model, cfg))
     counters: dict[str, Any] = {"step": 0, "episodes": 0, "env_steps": 0, "elapsed_s": 0.0}
     restore(acc, out, state_dir, counters, METRICS)
-    envs = [env_factory() for _ in range(cfg.tasks_per_step * cfg.group_size)]
-    try:
-        AgentLoop(
-            acc, model, opt, tokenizer, cfg, out, counters, cfg.steps, stage=STAGE,  # type: ignore[arg-type]
-            envs=envs, tasks=tasks, progress=progress,
-        ).run()  # fmt: skip
-    finally:
-        for env in envs:
-            env.close()
-    return str(out)
+    AgentLoop(
+        acc, model, opt, tokenizer, cfg, out, counters, cfg.steps, stage=STAGE,  # type: ignore[arg-type]
+        envs=envs, tasks=tasks, progress=progress,
+    ).run()  # fmt: skip
 
 
 class AgentLoop(GrpoLoop):
@@ -177,7 +213,7 @@ class AgentLoop(GrpoLoop):
     def __init__(
         self,
         *args: Any,
-        envs: list[Any],
+        envs: list[Any] | EnvironmentBatch,
         tasks: list[Task],
         progress: Callable[[dict[str, Any]], None] | None,
         **kwargs: Any,
@@ -263,6 +299,7 @@ class AgentLoop(GrpoLoop):
             "rollout_s": round(step.rollout_s, 3),
             "update_s": round(step.update_s, 3),
             "tokens_per_s": tokens / max(step.rollout_s, 1e-9),
+            "retried": sum(t.retried > 0 for t in trajectories),
             "episodes": c["episodes"],
             "env_steps": c["env_steps"],
         }
