@@ -2,11 +2,11 @@
 ``test_fsdp_cpu.py``: a 3-step SFT run of the tiny preset, FSDP2 over two CPU (gloo) processes.
 
 Usage: ``dist_fsdp.py OUT_DIR TOKENIZER_DIR``; writes ``OUT_DIR/rank{r}.json`` with the rank's
-world size, accelerate's ``distributed_type``, its losses, and what it held of the parameters
+world size, accelerate's ``distributed_type`` and ``mixed_precision``, its losses, and what it held of the parameters
 during training (``local``: elements of its shards; ``full``: elements of the whole model;
-``dtensor``: whether every parameter was a ``DTensor`` sharded on dimension 0); rank 0 also
-writes the trained model's logits on fixed ids, ``OUT_DIR/logits.pt`` (``[1, 12, vocab]``), to
-compare with the exported checkpoint.
+``dtensor``: whether every parameter was a ``DTensor`` sharded on dimension 0), and the trained
+model's logits on fixed ids, ``OUT_DIR/logits{r}.pt`` (``[1, 12, vocab]``), to compare with the
+exported checkpoint. ``HANG_S`` (seconds): dump every thread's stack and exit when still running.
 
 ``LATE_RANK_S`` (seconds, default 0) makes rank 1 late inside every checkpoint save, as in
 ``dist_sft.py``: rank 0 must not move ``trainer_state.tmp`` into place before rank 1 wrote its
@@ -15,6 +15,7 @@ shards there.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import sys
@@ -35,7 +36,8 @@ from agentworld.trainers.world_model.sft import SftTrainer  # noqa: E402
 
 out, tokenizer = Path(sys.argv[1]), sys.argv[2]
 torch.set_num_threads(1)
-import faulthandler; faulthandler.dump_traceback_later(float(os.environ.get("DUMP_S", "1e6")), exit=True)
+if "HANG_S" in os.environ:  # a hung collective prints every thread's stack and exits
+    faulthandler.dump_traceback_later(float(os.environ["HANG_S"]), exit=True)
 seen: dict = {"losses": [], "local": 0, "full": 0, "dtensor": False, "model": None}
 forward = Qwen3ForCausalLM.forward
 
@@ -79,11 +81,11 @@ model = seen["model"]
 model.eval()
 with torch.no_grad():  # every rank takes part: the forward all-gathers the shards
     logits = model(torch.arange(3, 15).unsqueeze(0), use_cache=False).logits
-if rank == 0:
-    torch.save(logits, out / "logits.pt")
+torch.save(logits, out / f"logits{rank}.pt")
 record = {k: seen[k] for k in ("losses", "local", "full", "dtensor")}
 record.update(world=int(os.environ["WORLD_SIZE"]),
-              distributed_type=str(AcceleratorState().distributed_type))  # fmt: skip
+              distributed_type=str(AcceleratorState().distributed_type),
+              mixed_precision=AcceleratorState().mixed_precision)  # fmt: skip
 (out / f"rank{rank}.json").write_text(json.dumps(record))
 if dist.is_initialized():  # tear the gloo group down before exit (see dist_time_budget.py)
     dist.barrier()

@@ -36,31 +36,26 @@ def fsdp_requested() -> bool:
     return os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true"
 
 
-def cpu_fsdp_plugin(mixed_precision: str) -> FullyShardedDataParallelPlugin:
+def cpu_fsdp_plugin() -> FullyShardedDataParallelPlugin:
     """The FSDP plugin of the launch (``FSDP_*`` environment variables, as
     ``FullyShardedDataParallelPlugin()`` reads them), checked for CPU processes.
 
-    Args:
-        mixed_precision: The run's resolved precision (``"no"``, ``"bf16"``, ``"fp16"``, ``"fp8"``).
+    Mixed precision is not decided here: :func:`enable_cpu_fsdp` gives the plugin the
+    accelerator's (bf16 runs: bf16 compute and gradient reduce-scatter, fp32 shards).
 
     Raises:
         CpuFsdpError: ``fsdp_version`` 1 (torch's ``FullyShardedDataParallel`` wrapper needs a
-            CUDA-like device: on CPU it fails inside its stream handling), parameter offload
-            (``fsdp_offload_params``: the parameters are on the CPU already), or a
-            ``mixed_precision`` other than ``"no"`` (gloo reduces no 16-bit floats, so the
-            reduce-scatter of bf16/fp16 gradients fails); each message says what to set.
+            device index: accelerate passes ``device_id=cpu:0`` and torch refuses it, "Inconsistent
+            compute device and `device_id`: cpu vs cpu:0"), or parameter offload
+            (``fsdp_offload_params``: the parameters are on the CPU already); each message says
+            what to set.
     """
-    if mixed_precision != "no":
-        raise CpuFsdpError(
-            f"mixed_precision={mixed_precision!r} with FSDP on CPU processes: gloo has no "
-            "reduce-scatter for 16-bit floats; set mixed_precision: 'no' in the launch config "
-            "(or --set mixed_precision='\"no\"')"
-        )
     plugin = FullyShardedDataParallelPlugin()
     if plugin.fsdp_version != 2:
         raise CpuFsdpError(
-            f"fsdp_version {plugin.fsdp_version} on CPU processes: only FSDP2 (fully_shard) runs "
-            "on CPU; set fsdp_version: 2 in the launch config"
+            f"fsdp_version {plugin.fsdp_version} on CPU processes: FSDP1 needs an accelerator "
+            "device (torch refuses device_id cpu:0); FSDP2 (fully_shard) runs on CPU: set "
+            "fsdp_version: 2 in the launch config"
         )
     if isinstance(plugin.cpu_offload, CPUOffloadPolicy):
         raise CpuFsdpError(
@@ -83,6 +78,8 @@ def enable_cpu_fsdp(acc: Accelerator, plugin: FullyShardedDataParallelPlugin) ->
             f"CPU FSDP needs a multi-process CPU accelerator, got {state.distributed_type}"
         )
     state.distributed_type = DistributedType.FSDP
+    if state.mixed_precision != "no":
+        plugin.set_mixed_precision(state.mixed_precision)
     state.fsdp_plugin = plugin
     # as accelerate's own __init__ ends: every later AcceleratorState() copies PartialState's
     # fields over its own, which would turn this state back into MULTI_CPU

@@ -74,7 +74,7 @@ def make_accelerator(cfg: TrainConfig) -> Accelerator:
 
     Raises:
         agentworld.trainers.training.cpu_fsdp.CpuFsdpError: an FSDP launch on CPU processes
-            asking for what torch cannot do there (FSDP1, 16-bit mixed precision, offload)."""
+            asking for what torch cannot do there (FSDP1, parameter offload)."""
     precision = resolve_mixed_precision(cfg.mixed_precision)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     xpu = getattr(torch, "xpu", None)
@@ -87,7 +87,7 @@ def make_accelerator(cfg: TrainConfig) -> Accelerator:
         AcceleratorState._reset_state(reset_partial_state=True)
     # accelerate ignores an FSDP launch on CPU processes (runs plain data parallel): build the
     # plugin here, refusing what torch cannot do on CPU, and switch the state to FSDP after.
-    fsdp = cpu_fsdp_plugin(wanted) if cpu and fsdp_requested() else None
+    fsdp = cpu_fsdp_plugin() if cpu and fsdp_requested() else None
     acc = Accelerator(
         gradient_accumulation_steps=cfg.grad_accum, mixed_precision=precision, cpu=cpu,
         fsdp_plugin=fsdp,
