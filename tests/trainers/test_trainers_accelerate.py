@@ -16,6 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "accelerate"
 EXPECTED = {
     "cpu_single.yaml": ("NO", "no", 1),
     "fsdp.yaml": ("FSDP", "bf16", 2),
+    "fsdp_cpu.yaml": ("FSDP", "no", 2),
     "deepspeed_zero2.yaml": ("DEEPSPEED", "bf16", 2),
     "deepspeed_zero3.yaml": ("DEEPSPEED", "bf16", 2),
 }

@@ -23,6 +23,7 @@ from accelerate.utils import DistributedType
 
 from agentworld.trainers.models.specs import load_model
 from agentworld.trainers.training import checkpoint as ckpt
+from agentworld.trainers.training.cpu_fsdp import cpu_fsdp_plugin, enable_cpu_fsdp, fsdp_requested
 from agentworld.trainers.training import speed
 from agentworld.trainers.training.config import LoraSettings, TrainConfig
 
@@ -67,7 +68,13 @@ def make_accelerator(cfg: TrainConfig) -> Accelerator:
     Under ``torchrun`` on a machine without a GPU, the processes join one gloo group
     (``cpu=True``): without it accelerate runs each as a separate single process, every one
     of them writing the checkpoint. (``accelerate launch --cpu --num_processes N`` starts only
-    one process; accelerate runs several CPU processes only through MPI.)"""
+    one process; accelerate runs several CPU processes only through MPI.) An FSDP launch
+    (``ACCELERATE_USE_FSDP``) on such processes shards the model with FSDP2 over gloo
+    (:mod:`agentworld.trainers.training.cpu_fsdp`).
+
+    Raises:
+        agentworld.trainers.training.cpu_fsdp.CpuFsdpError: an FSDP launch on CPU processes
+            asking for what torch cannot do there (FSDP1, parameter offload)."""
     precision = resolve_mixed_precision(cfg.mixed_precision)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     xpu = getattr(torch, "xpu", None)
@@ -78,9 +85,16 @@ def make_accelerator(cfg: TrainConfig) -> Accelerator:
     state = AcceleratorState._shared_state  # the process-wide dict (empty before the first)
     if state.get("distributed_type") == DistributedType.NO and state.get("_mixed_precision") != wanted:
         AcceleratorState._reset_state(reset_partial_state=True)
-    return Accelerator(
-        gradient_accumulation_steps=cfg.grad_accum, mixed_precision=precision, cpu=cpu
-    )
+    # accelerate ignores an FSDP launch on CPU processes (runs plain data parallel): build the
+    # plugin here, refusing what torch cannot do on CPU, and switch the state to FSDP after.
+    fsdp = cpu_fsdp_plugin() if cpu and fsdp_requested() else None
+    acc = Accelerator(
+        gradient_accumulation_steps=cfg.grad_accum, mixed_precision=precision, cpu=cpu,
+        fsdp_plugin=fsdp,
+    )  # fmt: skip
+    if fsdp is not None:
+        enable_cpu_fsdp(acc, fsdp)
+    return acc
 
 
 class OutputDirError(ValueError):
