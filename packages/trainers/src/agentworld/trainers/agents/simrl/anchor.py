@@ -97,7 +97,8 @@ class RealTwin:
             self._last = RealStep("", 0.0, False, False, 0)
         last, ran = self._last, 0
         while self._run < len(actions) and not last.ended:
-            observation, reward, terminated, truncated, info = self.env.step(Action(text=actions[self._run]))
+            step = self.env.step(Action(text=actions[self._run]))
+            observation, reward, terminated, truncated, info = step
             self._run += 1
             ran += 1
             reported = info.get("success")

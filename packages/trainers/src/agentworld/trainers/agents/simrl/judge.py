@@ -57,7 +57,8 @@ class JudgeStats:
     cannot_tell: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {"requests": self.requests, "yes": self.yes, "no": self.no, "cannot_tell": self.cannot_tell}
+        return {"requests": self.requests, "yes": self.yes, "no": self.no,
+                "cannot_tell": self.cannot_tell}  # fmt: skip
 
 
 def parse_verdict(reply: str) -> bool | None:
@@ -119,7 +120,9 @@ class TranscriptJudge:
         self.stats = JudgeStats()
         self._lock = threading.Lock()
 
-    def verdict(self, task: Task | None, transcript: Sequence[tuple[str, str]]) -> tuple[float, bool] | None:
+    def verdict(
+        self, task: Task | None, transcript: Sequence[tuple[str, str]]
+    ) -> tuple[float, bool] | None:
         """``(1.0, True)`` when the judge says the task is complete, ``(0.0, False)`` when it
         says not, ``None`` when its reply does not parse (cannot tell).
 
@@ -131,12 +134,13 @@ class TranscriptJudge:
                     {"role": "user", "content": render_case(task, transcript)}]  # fmt: skip
         model = self.model or self._first_model()
         try:
-            reply = self.client.chat.completions.create(
-                model=model, messages=messages, temperature=0.0, max_tokens=self.max_tokens)  # type: ignore[arg-type]
+            reply = self.client.chat.completions.create(  # type: ignore[call-overload]
+                model=model, messages=messages, temperature=0.0, max_tokens=self.max_tokens)
         except openai.APIConnectionError as error:
             raise JudgeUnavailableError(self._failed(f"cannot be reached ({error})")) from None
         except openai.APIStatusError as error:
-            raise JudgeUnavailableError(self._failed(f"answered HTTP {error.status_code} ({error})")) from None
+            what = f"answered HTTP {error.status_code} ({error})"
+            raise JudgeUnavailableError(self._failed(what)) from None
         if not reply.choices:
             raise JudgeUnavailableError(self._failed("answered without choices"))
         said = parse_verdict(reply.choices[0].message.content or "")

@@ -149,11 +149,13 @@ class RewardedSimEnv:
         info["verdicts"] = verdicts
         success = bool(terminated and reward > 0)
         truncated = bool(truncated) and not terminated
-        if self.anchoring is not None and self.anchoring.due(len(episode.actions), terminated or truncated):
+        ended = terminated or truncated
+        if self.anchoring is not None and self.anchoring.due(len(episode.actions), ended):
             assert self.twin is not None
             real = self.twin.catch_up(episode.task, episode.actions)
             info.update(anchored=True, real_steps=real.steps, simulated_observation=observation)
-            observation, reward, terminated, success = real.observation, real.reward, real.ended, real.success
+            observation, reward = real.observation, real.reward
+            terminated, success = real.ended, real.success
             episode.observations[-1] = observation
             episode.real_steps += real.steps
             truncated = self.env.anchor(observation, reward, terminated) and not terminated
@@ -162,7 +164,9 @@ class RewardedSimEnv:
             self._finish()
         return observation, reward, terminated, truncated, info
 
-    def _verdicts(self, episode: SimEpisode, info: dict[str, Any], malformed: bool) -> dict[str, Verdict]:
+    def _verdicts(
+        self, episode: SimEpisode, info: dict[str, Any], malformed: bool
+    ) -> dict[str, Verdict]:
         """Each source's verdict after the episode's last step (all ``None`` when malformed)."""
         footer: Verdict = None
         transcript: Verdict = None
