@@ -20,9 +20,14 @@ One run, side by side (bench/simrl_setup.py builds the first three):
    with ``--rl-from-warm-start`` that clone is the RL arms' start.
 4. GRPO arms from that start, the same settings (``tasks_per_step`` x ``group_size`` episodes
    a step, greedy evaluation): **sim** (reward: the world model's footer), **sim agree**
-   (the mitigation: reward only when the footer and the transcript verifier both say
-   success, an episode they disagree on ends unrewarded), **real, same steps** and **real,
-   same wall-clock** (as long as the sim arm trained).
+   (a mitigation: reward only when the footer and the transcript verifier both say
+   success, an episode they disagree on ends unrewarded), **sim re-anchored** (a mitigation:
+   every ``--reanchor-every`` steps and at the episode's end the actions so far run in the
+   real environment and its observation and reward replace the simulated ones; the real
+   steps it spends are counted), **real, same steps** and **real, same wall-clock** (as long
+   as the sim arm trained). ``--judge`` adds the judge reward source (a chat model behind an
+   OpenAI-compatible endpoint; ``world-model``: the world-model checkpoint served on
+   loopback) to every measurement of the sources, not to training.
 5. Every arm's checkpoints are evaluated greedily on the held-out tasks in the real
    environment (the plot: real success against agent training steps). The sim arms are also
    evaluated inside the simulator on the same tasks and every simulated episode is replayed
@@ -49,6 +54,7 @@ from simrl_setup import (  # noqa: E402
     SimFactory,
     clone_agent,
     held_tasks,
+    judge_for,
     real_episodes,
     save_json,
     world_model,
@@ -56,19 +62,22 @@ from simrl_setup import (  # noqa: E402
 
 from agentworld.trainers.agents.lm.trainer import train_lm_agent  # noqa: E402
 from agentworld.trainers.agents.simrl.evaluate import gap_report, run_policy  # noqa: E402
+from agentworld.trainers.agents.simrl.anchor import Anchoring  # noqa: E402
 from agentworld.trainers.agents.simrl.replay import agreement  # noqa: E402
+from agentworld.trainers.agents.simrl.rewards import SOURCES  # noqa: E402
 
 
-SIM_ARMS = (("RL in sim", "footer"), ("RL in sim, transcript", "transcript"), ("RL in sim, agree", "agree"))
-ARMS = ("RL in sim", "RL in sim, agree", "RL real, same steps", "RL real, same wall-clock")
+SIM_ARMS = (("RL in sim", "footer"), ("RL in sim, transcript", "transcript"), ("RL in sim, agree", "agree"),
+            ("RL in sim, re-anchored", "footer"))
+ARMS = ("RL in sim", "RL in sim, agree", "RL in sim, re-anchored", "RL real, same steps", "RL real, same wall-clock")
 
 
-def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dict[str, Any]:
+def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace, judge: Any) -> dict[str, Any]:
     """Step the held-out real episodes' actions in the simulator (source ``footer``): parse
     rate, exact observations, and each source's agreement with the recorded real success."""
     from concurrent.futures import ThreadPoolExecutor
 
-    factory = SimFactory(wm, domain, "footer", max(a.max_turns, COLLECT_STEPS))
+    factory = SimFactory(wm, domain, "footer", max(a.max_turns, COLLECT_STEPS), judge=judge)
     exact, steps = [0], [0]
 
     def run(episode: Any) -> None:
@@ -95,7 +104,7 @@ def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace) -> dic
         "exact": exact[0] / max(steps[0], 1), "real_success": sum(true) / max(len(true), 1),
         "steps_per_s": steps[0] / seconds,
         "sources": {s: agreement([e.success(s) for e in sims], true).as_dict()
-                    for s in ("footer", "transcript", "agree")},
+                    for s in SOURCES if any(s in e.verdicts for e in sims)},
     }  # fmt: skip
     print(f"world-model fidelity on held-out real actions: {json.dumps(out)}", flush=True)
     return out
@@ -143,9 +152,11 @@ def evaluate(name: str, policy: str, domain: EasyMcp, tasks: list, a: argparse.N
     return rate
 
 
-def sim_gap(policy: str, wm: str, domain: EasyMcp, tasks: list, source: str, a: argparse.Namespace) -> dict[str, Any]:
-    """Greedy episodes of ``policy`` in the simulator, replayed in the real environment."""
-    factory = SimFactory(wm, domain, source, a.max_turns)
+def sim_gap(policy: str, wm: str, domain: EasyMcp, tasks: list, source: str, a: argparse.Namespace,
+            judge: Any) -> dict[str, Any]:  # fmt: skip
+    """Greedy episodes of ``policy`` in the simulator (never re-anchored: the gap of the
+    policy), replayed in the real environment."""
+    factory = SimFactory(wm, domain, source, a.max_turns, judge=judge)
     got = run_policy(policy, factory, tasks, max_turns=a.max_turns,
                      max_action_tokens=a.max_action_tokens, batch=a.eval_batch)  # fmt: skip
     report = gap_report(factory.episodes, domain.make_env)
@@ -184,6 +195,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--arms", type=lambda text: [x.strip() for x in text.split(";")], default=list(ARMS),
                    help=f"RL arms to run, ';'-separated (default: {'; '.join(ARMS)}; also "
                         "'RL in sim, transcript'); the wall-clock arm needs a sim arm before it")
+    p.add_argument("--reanchor-every", type=int, default=2,
+                   help="the re-anchored arm: anchor every k simulated steps (0: only at the end)")
+    p.add_argument("--no-reanchor-at-end", dest="reanchor_at_end", action="store_false",
+                   help="the re-anchored arm: do not anchor at the episode's end")
+    p.add_argument("--judge", help="a judge reward source to measure: 'world-model' (the world-model "
+                   "checkpoint served on loopback) or an OpenAI-compatible /v1 URL")
+    p.add_argument("--judge-model", help="the judge's model id (with a URL --judge)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/simrl")
@@ -206,15 +224,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     domain = EasyMcp()
     train, held, collect_s = real_episodes(domain, a, out)
+    print(f"{len(train)} train / {len(held)} held-out real episodes ({collect_s:.0f} s)", flush=True)
+    wm, wm_s = world_model(train, a, out)
+    print(f"world model {wm} ({wm_s:.0f} s)", flush=True)
+    with judge_for(a, wm) as judge:
+        result = run(a, domain, train, held, wm, judge)
+    result.update(collect_s=round(collect_s, 1), wm_s=round(wm_s, 1), total_s=round(time.perf_counter() - t0, 1))
+    if judge is not None:
+        result["judge"] = {"endpoint": a.judge, "model": judge.model, **judge.stats.as_dict()}
+    print(f"total {result['total_s']:.0f} s", flush=True)
+    save_json(out / "result.json", result)
+    if a.json:
+        save_json(Path(a.json), result)
+    return result
+
+
+def run(a: argparse.Namespace, domain: EasyMcp, train: list, held: list, wm: str, judge: Any) -> dict[str, Any]:
+    """The agent and its arms (module docstring, steps 3 to 5) on world model ``wm``."""
+    out = Path(a.out)
     experts = [e for e in train if e.metadata["policy"] == "scripted" and any(s.info.get("success") for s in e.steps)]
     tasks = [e.task for e in train if e.task is not None]
     evals = held_tasks(held, a.eval_tasks)
-    print(f"{len(train)} train ({len(experts)} expert) / {len(held)} held-out real episodes "
-          f"({collect_s:.0f} s); {len(evals)} held-out tasks", flush=True)  # fmt: skip
-    wm, wm_s = world_model(train, a, out)
-    print(f"world model {wm} ({wm_s:.0f} s)", flush=True)
-    result: dict[str, Any] = {"args": vars(a), "collect_s": round(collect_s, 1), "wm_s": round(wm_s, 1),
-                              "fidelity": fidelity(wm, domain, held, a), "arms": {}}  # fmt: skip
+    print(f"{len(experts)} expert episodes; {len(evals)} held-out tasks", flush=True)
+    result: dict[str, Any] = {"args": vars(a), "fidelity": fidelity(wm, domain, held, a, judge), "arms": {}}
     tokenizer = str(Path(wm).parent / "tokenizer") if not a.world_model else wm
     start = clone_agent(a.preset, experts, out / "agent_bc", a, tokenizer=tokenizer)
     marks = sorted({max(1, a.rl_steps // 2), a.rl_steps})
@@ -232,15 +264,23 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for name, source in SIM_ARMS:
         if name not in a.arms:
             continue
-        factory = SimFactory(wm, domain, source, a.max_turns)
+        anchoring = None
+        if "re-anchored" in name:
+            anchoring = Anchoring(domain.make_env, every=a.reanchor_every, at_end=a.reanchor_at_end)
+        factory = SimFactory(wm, domain, source, a.max_turns, anchoring=anchoring)
         points = [{"steps": 0, "real_success": no_rl}]
         for rec in grpo(name, start, factory, tasks, out / name.replace(" ", "_").replace(",", ""), a, marks):
             rec["real_success"] = evaluate(f"{name} @ {rec['steps']}", rec["checkpoint"], domain, evals, a)
+            rec["real_steps"] = factory.real_steps
             points.append(rec)
         sim_s = sim_s or points[-1]["train_s"]
-        arms[name] = {"points": points, "source": source, "gap": sim_gap(points[-1]["checkpoint"], wm, domain, evals, source, a),
-                      "train_episodes": len(factory.episodes),
+        arms[name] = {"points": points, "source": source, "train_episodes": len(factory.episodes),
+                      "gap": sim_gap(points[-1]["checkpoint"], wm, domain, evals, source, a, judge),
                       "train_gap": gap_report(factory.episodes[-32:], domain.make_env)}  # fmt: skip
+        if anchoring is not None:
+            arms[name]["reanchor"] = {"every": anchoring.every, "at_end": anchoring.at_end,
+                                      "real_steps": factory.real_steps}  # fmt: skip
+            print(f"    re-anchoring ran {factory.real_steps} real steps in training", flush=True)
         save_json(out / "result.json", result)
     for name, budget in (("RL real, same steps", None), ("RL real, same wall-clock", sim_s or None)):
         if name not in a.arms or (budget is None and "wall-clock" in name):
@@ -250,14 +290,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for rec in grpo(name, start, domain.make_env, tasks, out / name.replace(" ", "_").replace(",", ""),
                         a, steps, budget_s=budget):  # fmt: skip
             rec["real_success"] = evaluate(f"{name} @ {rec['steps']}", rec["checkpoint"], domain, evals, a)
+            rec["real_steps"] = rec["env_steps"]
             points.append(rec)
         arms[name] = {"points": points}
         save_json(out / "result.json", result)
-    result["total_s"] = round(time.perf_counter() - t0, 1)
-    print(f"total {result['total_s']:.0f} s", flush=True)
-    save_json(out / "result.json", result)
-    if a.json:
-        save_json(Path(a.json), result)
     return result
 
 

@@ -35,20 +35,23 @@ def tables(r: dict[str, Any]) -> str:
     n = r["args"]["eval_tasks"]
     lines = [
         "| arm | agent steps | real success, held-out (95% CI) | train s | env steps/s in rollouts "
-        "| sim success | its real replay | sim successes refuted |",
-        "|---|---|---|---|---|---|---|---|",
+        "| real env steps in training | sim success | its real replay | sim successes refuted "
+        "| training: rewarded successes refuted |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, arm in r["arms"].items():
         last = arm["points"][-1]
         lo, hi = wilson(last["real_success"], n)
-        gap = arm.get("gap")
+        gap, train = arm.get("gap"), arm.get("train_gap")
         source = arm.get("source", "agree" if "agree" in name else "footer")
         sim = gap["sources"][source] if gap else None
+        rewarded = train.get("rewarded") if train else None
         lines.append(
             f"| {name} | {last['steps']} | {last['real_success']:.3f} [{lo:.2f}, {hi:.2f}] "
             f"| {fmt(last.get('train_s'), 0)} | {fmt(last.get('env_steps_per_s'), 1)} "
+            f"| {last.get('real_steps', '-')} "
             f"| {fmt(sim and sim['sim_success'])} | {fmt(gap and gap['real_success'])} "
-            f"| {fmt(sim and sim['refuted'])} |"
+            f"| {fmt(sim and sim['refuted'])} | {fmt(rewarded and rewarded['refuted'])} |"
         )
     f = r["fidelity"]
     lines += [
@@ -56,19 +59,26 @@ def tables(r: dict[str, Any]) -> str:
         f"World model on the held-out real episodes' actions ({f['steps']} steps): parse rate "
         f"{f['parse_rate']:.3f}, exact observation {f['exact']:.3f}, real success {f['real_success']:.3f}.",
         "",
-        "| reward source | where | precision of success | recall of success | tp / fp / fn / tn |",
-        "|---|---|---|---|---|",
+        "| reward source | where | precision of success | recall of success | tp / fp / fn / tn "
+        "| cannot tell |",
+        "|---|---|---|---|---|---|",
     ]
     rows = [("expert + random actions (recorded real outcome)", f["sources"])]
     for name, arm in r["arms"].items():
         if arm.get("gap"):
             rows.append((f"{name}: greedy policy in the simulator (real replay)", arm["gap"]["sources"]))
         if arm.get("train_gap"):
-            rows.append((f"{name}: last training episodes (real replay)", arm["train_gap"]["sources"]))
+            train = arm["train_gap"]
+            sources = {**train["sources"], **({"rewarded": train["rewarded"]} if "rewarded" in train else {})}
+            rows.append((f"{name}: last training episodes (real replay)", sources))
     for where, sources in rows:
         for source, s in sources.items():
             lines.append(f"| {source} | {where} | {fmt(s['precision'])} | {fmt(s['recall'])} "
-                         f"| {s['tp']} / {s['fp']} / {s['fn']} / {s['tn']} |")  # fmt: skip
+                         f"| {s['tp']} / {s['fp']} / {s['fn']} / {s['tn']} | {fmt(s.get('undecided'))} |")  # fmt: skip
+    if r.get("judge"):
+        j = r["judge"]
+        lines += ["", f"Judge: {j['endpoint']} (model {j['model']}): {j['requests']} requests, "
+                      f"{j['yes']} yes, {j['no']} no, {j['cannot_tell']} cannot tell."]  # fmt: skip
     return "\n".join(lines)
 
 

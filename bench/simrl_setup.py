@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from agentworld.domains.mcp.tasks import McpTaskSampler
 from agentworld.sim import SimEnv
 from agentworld.sim.backends.hf import HFBackend
 from agentworld.trainers.agents.policy_sft import PolicySftTrainer
+from agentworld.trainers.agents.simrl.anchor import Anchoring
+from agentworld.trainers.agents.simrl.judge import TranscriptJudge
 from agentworld.trainers.agents.simrl.rewards import RewardedSimEnv, SimEpisode
 from agentworld.trainers.models.tokenizer import train_tokenizer
 from agentworld.trainers.training.base import corpus_texts
@@ -109,17 +112,46 @@ def clone_agent(start: str, experts: Sequence[Episode], out: Path, a: Any, token
 
 class SimFactory:
     """Makes simulated environments on one shared simulator of ``checkpoint``, rewarded by
-    ``source``; finished episodes land in :attr:`episodes`."""
+    ``source`` (a ``judge`` asked at every step when given; re-anchored on the real
+    environment with ``anchoring``); finished episodes land in :attr:`episodes`."""
 
     def __init__(self, checkpoint: str, domain: EasyMcp, source: str, max_turns: int,
-                 max_new_tokens: int = 160):
+                 max_new_tokens: int = 160, *, judge: TranscriptJudge | None = None,
+                 anchoring: Anchoring | None = None):  # fmt: skip
         self.wm = HFBackend().load(checkpoint, max_new_tokens=max_new_tokens)
         self.domain, self.source, self.max_turns = domain, source, max_turns
+        self.judge, self.anchoring = judge, anchoring
         self.episodes: list[SimEpisode] = []
 
     def __call__(self) -> RewardedSimEnv:
         sim = SimEnv(self.wm, domain=self.domain, reward_source="none", max_steps=self.max_turns)
-        return RewardedSimEnv(sim, self.domain, self.source, on_episode=self.episodes.append)
+        return RewardedSimEnv(sim, self.domain, self.source, on_episode=self.episodes.append,
+                              judge=self.judge, anchoring=self.anchoring)  # fmt: skip
+
+    @property
+    def real_steps(self) -> int:
+        """Real environment steps the re-anchoring of the finished episodes ran."""
+        return sum(e.real_steps for e in self.episodes)
+
+
+@contextmanager
+def judge_for(a: Any, world_model: str) -> Iterator[TranscriptJudge | None]:
+    """The judge of ``a.judge``: ``None`` (no judge), ``"world-model"`` (the world-model
+    checkpoint served by our OpenAI-compatible server on loopback for the block), or an
+    endpoint URL (model ``a.judge_model``, key from the environment,
+    :mod:`agentworld.trainers.agents.simrl.judge`)."""
+    if not a.judge:
+        yield None
+        return
+    if a.judge != "world-model":
+        yield TranscriptJudge(a.judge, a.judge_model)
+        return
+    from agentworld.sim.server.chat import chat_model_for
+    from agentworld.sim.server.thread import serve_in_thread
+
+    served = HFBackend().load(world_model, max_new_tokens=8)
+    with serve_in_thread(chat_model_for(served, default_max_tokens=8), "world-model") as server:
+        yield TranscriptJudge(server.base_url, "world-model", max_tokens=8)
 
 
 def held_tasks(held: list[Episode], n: int) -> list[Task]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentworld.core.builtins import ConstantWorldModel
 from agentworld.core.world_models import CardedWorldModel, SessionWorldModel, WorldModelSession
 from agentworld.sim import Simulator
@@ -77,3 +79,29 @@ def test_capability_carded_world_model(trained_dir: Path) -> None:
     assert not Simulator(ConstantWorldModel("empty")).rewards
     wm = HFBackend().load(str(trained_dir), max_new_tokens=40, history_window=1)
     assert isinstance(wm, CardedWorldModel) and Simulator(wm).history_window == 1
+
+
+def test_replace_last_reanchors_the_history(trained_dir: Path) -> None:
+    from agentworld.core.formats import wrap_observation
+    from agentworld.sim import SimEnv
+
+    wm = HFBackend().load(str(trained_dir), max_new_tokens=40)
+    static = HFBackend().load(str(trained_dir), max_new_tokens=40, engine="static")
+    env = SimEnv(wm, system_prompt="You simulate a terminal.", initial_observation="$ ", reward_source="none")
+    env.reset()
+    assert env.step("ls")[0] == "hello.txt"
+    assert env.anchor("real.txt notes.md") is False  # the episode goes on
+    history = env.simulator.messages(env.episode_id)
+    assert history[-1] == {"role": "assistant", "content": wrap_observation("real.txt notes.md")}
+    # the next request renders the replaced history in full (no stale tokens of the prediction)
+    request = [*history, {"role": "user", "content": "pwd"}]
+    [expected] = static.predict([request])
+    observation, *_, info = env.step("pwd")
+    assert info["raw"] == expected.text and observation == "hello.txt"
+    assert episode_tokens(wm, env.episode_id)[: len(wm.encode(request))] == wm.encode(request)
+    assert env.anchor("/root", terminated=True) is True
+    env.close()
+    session = wm.open_session(SYSTEM)
+    with pytest.raises(ValueError, match="needs a turn"):
+        session.replace_last("x")
+    session.close()

@@ -205,4 +205,6 @@ def test_an_exploited_simulator_is_refuted_by_the_real_replay(mcp, tasks) -> Non
     assert report["refuted_examples"][0]["real"].startswith("Error executing tool read_note")
     assert combine(None, (1.0, True)) == (0.0, True) and combine(None, None) == (0.0, False)
     with pytest.raises(ValueError, match="reward source must be one of"):
+        RewardedSimEnv(SimEnv(Flatterer(), domain=mcp, reward_source="none"), mcp, "oracle")
+    with pytest.raises(ValueError, match="'judge' needs a judge"):
         RewardedSimEnv(SimEnv(Flatterer(), domain=mcp, reward_source="none"), mcp, "judge")

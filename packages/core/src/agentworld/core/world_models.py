@@ -62,7 +62,10 @@ class WorldModelSession(Protocol):
     history before the future resolves; otherwise the history is unchanged and the step can
     be retried. One ``append`` at a time per session. ``messages()`` copies the history,
     ``fork()`` opens a new session with a copy of it (and of the engine's state), ``close()``
-    releases the engine's state. ``episode_id`` names the episode in the engine.
+    releases the engine's state. ``replace_last(answer)`` puts ``answer`` (an assistant
+    message's text) in place of the last turn's answer, e.g. a real observation re-anchoring a
+    simulated episode; the next ``append`` conditions on it. ``episode_id`` names the episode
+    in the engine.
     """
 
     episode_id: str
@@ -72,6 +75,8 @@ class WorldModelSession(Protocol):
     def append(self, action: str, *, max_new_tokens: int | None = None) -> Future[Prediction]: ...
 
     def fork(self) -> WorldModelSession: ...
+
+    def replace_last(self, answer: str) -> None: ...
 
     def close(self) -> None: ...
 

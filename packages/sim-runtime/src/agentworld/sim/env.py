@@ -95,6 +95,7 @@ class SimEnv(gym.Env[str, str]):
         self.episode_id: str | None = None
         self._steps = 0
         self._done = False
+        self._last_parsed = False
         self._task: Task | None = task
         self._transcript: list[str] = []
 
@@ -124,7 +125,7 @@ class SimEnv(gym.Env[str, str]):
         if self.episode_id is not None:
             self.simulator.close_sync(self.episode_id)
         self.episode_id = self.simulator.open_sync(system_prompt, observation, task)
-        self._steps, self._done, self._task = 0, False, task
+        self._steps, self._done, self._task, self._last_parsed = 0, False, task, False
         self._transcript = [self.simulator.messages(self.episode_id)[0]["content"]]
         return observation, {"episode_id": self.episode_id, "task_id": task.id if task else None}
 
@@ -149,6 +150,7 @@ class SimEnv(gym.Env[str, str]):
         )
         self.parse_failures += failures
         self._steps += 1
+        self._last_parsed = observation is not None
         reward, terminated, truncated = settle_step(
             observation, info, source=self.reward_source, domain=self.domain, task=self._task,
             steps=self._steps, max_steps=self.max_steps,
@@ -159,6 +161,27 @@ class SimEnv(gym.Env[str, str]):
             observation if observation is not None else f"[malformed answer]\n{info['raw']}"
         )
         return observation or "", reward, terminated, truncated, info
+
+    def anchor(self, observation: str, reward: float = 0.0, terminated: bool = False) -> bool:
+        """Re-anchor the episode on a real transition: ``observation`` (with ``reward`` and
+        ``terminated`` in the footer when the world model predicts one) replaces the last
+        predicted observation in the world model's history, so the next step conditions on
+        it. The episode ends when ``terminated``, after ``max_steps`` steps, or when the last
+        answer did not parse (it left no turn to replace).
+
+        Returns:
+            Whether the episode has ended (a further ``step`` raises).
+
+        Raises:
+            RuntimeError: ``reset`` was not called, or no step was taken yet.
+        """
+        if self.episode_id is None or self._steps == 0:
+            raise RuntimeError("anchor() needs a step of a started episode to replace")
+        if self._last_parsed:
+            self.simulator.replace_last(self.episode_id, observation, reward, terminated)
+            self._transcript[-1] = observation
+        self._done = terminated or not self._last_parsed or self._steps >= self.max_steps
+        return self._done
 
     def render(self) -> str | None:
         """The transcript so far (system content, then ``>>> action`` and observation per step)."""

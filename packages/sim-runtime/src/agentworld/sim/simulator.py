@@ -197,6 +197,36 @@ class Simulator:
                 return [dict(m) for m in state.messages]
         return state.session.messages()
 
+    def replace_last(
+        self, episode_id: str, observation: str, reward: float | None = None,
+        terminated: bool | None = None,
+    ) -> None:
+        """Put ``observation`` (with the footer ``reward``/``terminated`` when the simulator
+        predicts rewards) in place of the last turn's predicted observation, as
+        :func:`~agentworld.core.formats.wrap_observation` writes it: the episode's next step
+        conditions on it (re-anchoring on a real observation).
+
+        Raises:
+            KeyError: ``episode_id`` is unknown.
+            RuntimeError: the episode has a step in flight.
+            ValueError: the episode has no turn yet.
+        """
+        if self.rewards:
+            answer = wrap_observation(observation, reward=reward or 0.0, terminated=bool(terminated))
+        else:
+            answer = wrap_observation(observation)
+        with self._lock:
+            state = self._get(episode_id)
+            if state.busy:
+                raise RuntimeError(f"episode {episode_id!r} has a step in flight")
+            if state.session is None:
+                if len(state.messages) < 3:
+                    raise ValueError("replace_last needs a turn in the history; none was taken yet")
+                state.messages[-1] = {"role": "assistant", "content": answer}
+                return
+            session = state.session
+        session.replace_last(answer)
+
     def __len__(self) -> int:
         return len(self._episodes)
 

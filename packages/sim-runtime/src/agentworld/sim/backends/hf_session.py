@@ -110,6 +110,19 @@ class HFSession:
         self.model.loop.fork(self.episode_id, child.episode_id)
         return child  # its first step renders in full: the fork may not have run yet
 
+    def replace_last(self, answer: str) -> None:
+        """Put ``answer`` in place of the last turn's answer; the next step renders the whole
+        history again (the engine's prefix cache still serves the unchanged prefix).
+
+        Raises:
+            ValueError: the history has no turn yet.
+        """
+        with self._lock:
+            if len(self._messages) < 3:
+                raise ValueError("replace_last needs a turn in the history; none was taken yet")
+            self._messages[-1] = {"role": "assistant", "content": answer}
+            self._held = None
+
     def close(self) -> None:
         """Release the engine's state of this episode."""
         self.model.loop.close_episode(self.episode_id)

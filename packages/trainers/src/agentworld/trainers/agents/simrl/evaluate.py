@@ -99,10 +99,15 @@ def gap_report(
 ) -> dict[str, Any]:
     """The sim-to-real gap of finished simulated episodes: each is replayed in the real
     environment; returns ``episodes``, ``parse_rate`` (simulated observations that parsed),
-    ``real_success`` (rate of the replays), per source of :data:`SOURCES` its ``sim_success``
-    rate and :class:`~agentworld.trainers.agents.simrl.replay.Agreement` (precision, recall,
-    refuted), ``replay_s`` and up to three ``refuted`` examples (task, actions, simulated and
-    real last observations) of the footer source's successes that the replay refuted."""
+    ``real_success`` (rate of the replays), ``real_steps`` (real steps the episodes' anchors
+    ran, :mod:`~agentworld.trainers.agents.simrl.anchor`), per source of :data:`SOURCES` that
+    gave verdicts (``"judge"`` only with a judge) its ``sim_success`` rate, ``undecided`` rate
+    (last verdict ``None``: cannot tell) and
+    :class:`~agentworld.trainers.agents.simrl.replay.Agreement` (precision, recall, refuted),
+    the same for ``rewarded`` (the success the agent was given: the chosen source's, or the
+    real one at an anchor), ``replay_s`` and up to three ``refuted`` examples (task, actions,
+    simulated and real last observations) of the footer source's successes that the replay
+    refuted."""
     episodes = [e for e in episodes if e.task is not None]
     started = time.perf_counter()
     replays = replay_many(real_env_factory, [(e.task, e.actions) for e in episodes], workers)
@@ -114,13 +119,17 @@ def gap_report(
         "episodes": len(episodes),
         "parse_rate": 1 - sum(e.malformed for e in episodes) / max(steps, 1),
         "real_success": sum(true) / n,
+        "real_steps": sum(e.real_steps for e in episodes),
         "replay_s": round(replay_s, 2),
         "sources": {},
     }
-    for source in SOURCES:
+    for source in [s for s in SOURCES if any(s in e.verdicts for e in episodes)]:
         predicted = [e.success(source) for e in episodes]
+        undecided = sum(e.verdicts.get(source) is None for e in episodes) / n
         report["sources"][source] = {
-            "sim_success": sum(predicted) / n, **agreement(predicted, true).as_dict()}  # fmt: skip
+            "sim_success": sum(predicted) / n, "undecided": undecided, **agreement(predicted, true).as_dict()}  # fmt: skip
+    rewarded = [e.rewarded for e in episodes]
+    report["rewarded"] = {"sim_success": sum(rewarded) / n, **agreement(rewarded, true).as_dict()}
     refuted = [
         {"task": e.task.instruction if e.task else None, "actions": e.actions,
          "simulated": e.observations[-1][:300], "real": r.observations[-1][:300] if r.observations else ""}
