@@ -7,7 +7,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from agentworld.core import plugins
 from agentworld.core.hookspecs import hookimpl
 
@@ -103,12 +102,14 @@ def test_registered_object_plugin_and_unregister():
 def test_core_imports_fast_without_torch():
     """The kernel lists plugins without torch or the application's libraries; the CLI on top
     of it still starts within the same bound. Measured in CPU seconds of the process (work done,
-    about 1.0 s here), not wall-clock, which a shared, loaded host stretches several-fold."""
+    about 0.5 s here), not wall-clock, which a shared, loaded host stretches several-fold. The
+    second run is measured: the first in a fresh clone also compiles every module's bytecode."""
     code = ("import sys, time; t=time.process_time(); import agentworld.core.plugins as p;"
             "p.names('domain'); kernel=time.process_time()-t;"
             "app=[m for m in ('typer', 'rich', 'matplotlib', 'scipy', 'pyarrow') if m in sys.modules];"
             "import agentworld.app.cli; cli=time.process_time()-t;"
             "print(kernel, cli, ','.join(app) or '-', 'torch' in sys.modules)")
+    subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)  # writes .pyc
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     kernel, cli, app_modules, torch_loaded = out.stdout.split()
     assert torch_loaded == "False", "listing plugins must not import torch"
@@ -118,11 +119,10 @@ def test_core_imports_fast_without_torch():
 
 def test_example_plugin_meets_its_contract(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
-    from agentworld_echo import EchoDomain
-
     from agentworld.core.domain_base import DomainBase, domain_hooks
     from agentworld.core.protocols import DOMAIN_CAPABILITIES
     from agentworld.core.types import Action
+    from agentworld_echo import EchoDomain
 
     domain = EchoDomain()
     plugins.check_contract("domain", "echo", domain, "echo")

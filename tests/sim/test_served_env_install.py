@@ -2,9 +2,9 @@
 
 The OpenEnv example installs ``agentworld-sim[openenv]`` and ``agentworld-domain-terminal``
 (``examples/openenv-terminal/server/Dockerfile``). Built as wheels and installed offline from
-uv's cache into a fresh virtual environment, that pulls neither torch nor transformers (they are
-``agentworld-sim[hf]``), the ``hf`` backend names its extra, and the example's server answers a
-real episode on loopback."""
+uv's cache into a fresh virtual environment (the lock's closure of the two), that pulls neither
+torch nor transformers (they are ``agentworld-sim[hf]``), the ``hf`` backend names its extra,
+and the example's server answers a real episode on loopback."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ from sandboxes import needs_sandbox
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "openenv-terminal"
 UV = os.environ.get("UV") or shutil.which("uv")
-MEMBERS = ("packages/core", "packages/sim-runtime", "packages/domains/terminal")
 TRAINING_STACK = ("torch", "transformers", "accelerate", "peft", "vllm")
 
 pytestmark = pytest.mark.skipif(UV is None, reason="needs the uv executable")
 
 
-def run(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    env = {**os.environ, "UV_OFFLINE": "1"}  # everything comes from uv's cache
+def run(*args: str, env_extra: dict[str, str] | None = None,
+        **kwargs) -> subprocess.CompletedProcess:
+    env = {**os.environ, "UV_OFFLINE": "1", **(env_extra or {})}  # all from uv's cache
     env.pop("VIRTUAL_ENV", None)
     result = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, **kwargs)
     assert result.returncode == 0, f"{args}:\n{result.stdout}\n{result.stderr}"
@@ -45,14 +45,14 @@ def free_port() -> int:
 
 @needs_sandbox
 def test_served_terminal_installs_without_torch_and_answers(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    for member in MEMBERS:
-        run(UV, "build", "-q", "--wheel", "-o", str(dist), str(ROOT / member))
     venv = tmp_path / "venv"
     python = venv / "bin" / "python"
-    run(UV, "venv", "-q", "--python", sys.executable, str(venv))
-    run(UV, "pip", "install", "-q", "--offline", "--python", str(python), "--find-links",
-        str(dist), "agentworld-sim[openenv]", "agentworld-domain-terminal")
+    # The lock's closure of the two packages, the members built as wheels (--no-editable).
+    # `uv pip install` would resolve afresh, which offline needs index pages that a fresh
+    # `uv sync --locked` (CI) never caches; the lock's own files are in the cache.
+    run(UV, "sync", "-q", "--locked", "--offline", "--no-editable", "--no-dev", "--python",
+        sys.executable, "--package", "agentworld-sim", "--extra", "openenv", "--package",
+        "agentworld-domain-terminal", cwd=ROOT, env_extra={"UV_PROJECT_ENVIRONMENT": str(venv)})
     found = run(str(python), "-c", "import importlib.util as u; print(' '.join(m for m in "
                 f"{TRAINING_STACK!r} if u.find_spec(m)))").stdout.split()
     assert found == [], "serving a real environment must not install the training stack"
