@@ -11,6 +11,19 @@ from agentworld.domains.terminal.cgroup import cgroup_support
 from agentworld.domains.terminal.disk import UNBOUNDED_ENV, disk_support
 
 
+def _one_thread_per_worker() -> None:
+    """Under pytest-xdist with N workers on N cores, each worker's torch (and each process a test
+    starts) would run one intra-op thread per core: N*N busy threads on N cores, whose OpenMP
+    spin-waits steal the other workers' time. One thread each, unless the user chose a count;
+    a test that needs more threads sets them itself (``torch.set_num_threads``)."""
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+
+
+_one_thread_per_worker()
+
+
 def _accept_what_this_machine_cannot_bound() -> None:
     """Where a sandbox's disk or memory cannot be bounded here (not root, no loop devices, no
     writable cgroup), the terminal refuses to start unless told to accept it. The tests of

@@ -5,7 +5,9 @@ import subprocess
 import sys
 
 from rich.console import Console
+from typer.testing import CliRunner
 
+from agentworld.app.cli import app
 from agentworld.app.config import parse_config
 from agentworld.core.io import read_episodes
 from agentworld.app.pipeline import run_pipeline
@@ -117,26 +119,28 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
     done = subprocess.run([*cmd, "run", str(pipeline)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (run_dir / "checkpoints/sft/model.safetensors").exists()
+    # eval, simulate and an eval-only pipeline in this process (the CLI of `run` above, in a
+    # process of its own, already showed the entry point; each import of torch costs ~10 s here)
+    runner = CliRunner()
     out = tmp_path / "eval"
-    done = subprocess.run([*cmd, "eval", "--data", str(run_dir / "episodes/heldout.jsonl"),
-                           "--model", str(run_dir / "checkpoints/sft"), "--out", str(out),
-                           "--max-transitions", "5", "--max-new-tokens", "16", "--num-beams", "2"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = runner.invoke(app, ["eval", "--data", str(run_dir / "episodes/heldout.jsonl"),
+                               "--model", str(run_dir / "checkpoints/sft"), "--out", str(out),
+                               "--max-transitions", "5", "--max-new-tokens", "16",
+                               "--num-beams", "2"])
+    assert done.exit_code == 0, done.output
     assert json.loads((out / "metrics.json").read_text())["num_transitions"] == 5
     assert "decoding beam search, 2 beams" in (out / "report.md").read_text()
     # interactive simulation: actions on stdin, simulated observations on stdout
-    done = subprocess.run([*cmd, "simulate", "--model", str(run_dir / "checkpoints/sft"),
-                           "--max-new-tokens", "16"], input="ls\npwd\n", capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = runner.invoke(app, ["simulate", "--model", str(run_dir / "checkpoints/sft"),
+                               "--max-new-tokens", "16"], input="ls\npwd\n")
+    assert done.exit_code == 0, done.output
     assert "task:" in done.stdout and "user@sandbox:~$ " in done.stdout
     # an eval-only pipeline over existing files
     eval_only = tmp_path / "eval.toml"
     eval_only.write_text(f'[run]\ndir = "{tmp_path / "e2"}"\nheldout_data = "{run_dir / "episodes/heldout.jsonl"}"\n'
                          f'[eval]\nmodel = "{run_dir / "checkpoints/sft"}"\nmax_transitions = 4\nmax_new_tokens = 8\n')
-    done = subprocess.run([*cmd, "run", str(eval_only)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = runner.invoke(app, ["run", str(eval_only)])
+    assert done.exit_code == 0, done.output
     metrics = json.loads((tmp_path / "e2" / "metrics.json").read_text())
     assert metrics["num_transitions"] == 4 and "format_validity" in metrics["metrics"]
     assert "replay.md" not in done.stdout  # only files that exist are listed

@@ -159,9 +159,10 @@ def test_a_second_death_of_an_episode_is_an_error(cluster, policy, tmp_path):
 def test_grpo_steps_on_simulated_envs_on_ray_actors_equal_in_process(
     cluster, tok_dir, tmp_path
 ):
-    """A GRPO step against ``SimEnv`` on a tiny random world model: each of the 2 actors
-    loads its own engine; a random model's answers do not parse, so every episode ends
-    after one turn (``malformed``), counted."""
+    """A GRPO step against ``SimEnv`` on a tiny random world model: the actor loads its own
+    engine (one actor: each costs an import of torch; several actors are the toy tests'); a
+    random model's answers do not parse, so every episode ends after one turn
+    (``malformed``), counted."""
     from chatml import chatml_tokenizer
     from tiny_lm import tiny_lm
 
@@ -184,7 +185,7 @@ def test_grpo_steps_on_simulated_envs_on_ray_actors_equal_in_process(
             "steps": 1, "tasks_per_step": 2, "group_size": 2, "max_turns": 2,
             "max_action_tokens": 4, "max_seq_len": 256, "lr": 0.05, "beta": 0.01,
             "console": False, "num_threads": 1, "rollout_executor": executor,
-            "ray_actors": 2, "env_workers": 2,
+            "ray_actors": 1, "env_workers": 2,
         })
         runs[executor] = [json.loads(line) for line in (out / "metrics.jsonl").read_text()
                           .splitlines()]

@@ -32,9 +32,12 @@ MARK_JS = """() => {
   }
   window.__agentworldNextBid = n;
   const a = document.activeElement;
-  return {count: n, focused: a && a !== document.body ? a.getAttribute('bid') : null};
+  const focused = a && a !== document.body ? a.getAttribute('bid') : null;
+  return JSON.stringify({count: n, focused: focused});
 }"""
-"""Marks unmarked elements; returns ``{count, focused}`` (never falsy, so it can be polled)."""
+"""Marks unmarked elements; returns ``{count, focused}`` as JSON text: never falsy, so it can be
+polled, and a string, whose value Playwright's handle holds (reading an object's would be one
+more evaluation in the page, without a timeout, that a page hung since would never answer)."""
 
 SKIPPED_ROLES = frozenset({"generic", "none", "presentation", "InlineTextBox", "LineBreak",
                            "LayoutTable", "LayoutTableRow", "LayoutTableCell"})

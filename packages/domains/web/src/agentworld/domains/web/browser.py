@@ -20,6 +20,7 @@ Containment:
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from typing import Any
@@ -181,8 +182,8 @@ class Tab:
             playwright.sync_api.TimeoutError: the page did not answer within ``timeout_s``.
             playwright.sync_api.Error: the page crashed or closed.
         """
-        marked = self.page.wait_for_function(axtree.MARK_JS, timeout=self.timeout_ms,
-                                             polling=50).json_value()
+        marked = json.loads(self.page.wait_for_function(axtree.MARK_JS, timeout=self.timeout_ms,
+                                                        polling=50).json_value())
         session = self.context.new_cdp_session(self.page)
         try:
             document = session.send("DOM.getDocument", {"depth": -1})

@@ -17,6 +17,7 @@ The browser and the apps' server start at the first reset and stop at :meth:`Web
 from __future__ import annotations
 
 import atexit
+import json
 import weakref
 from typing import Any
 
@@ -184,8 +185,8 @@ class WebEnv(gymnasium.Env):
             done = is_done(self.server.world, self.task.check)
             return float(done), done
         try:
-            done, raw = self.tab.page.wait_for_function(
-                miniwob_tasks.REWARD_JS, timeout=self.tab.timeout_ms).json_value()
+            done, raw = json.loads(self.tab.page.wait_for_function(  # text: see axtree.MARK_JS
+                miniwob_tasks.REWARD_JS, timeout=self.tab.timeout_ms).json_value())
         except Error:  # the page was replaced: the MiniWoB++ episode is lost
             return 0.0, False
         return (1.0 if done and raw > 0 else 0.0), bool(done)

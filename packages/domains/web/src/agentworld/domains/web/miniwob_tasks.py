@@ -35,7 +35,7 @@ START_JS = """seed => {
   }
   return true;
 }"""
-REWARD_JS = "() => [Boolean(WOB_DONE_GLOBAL), Number(WOB_RAW_REWARD_GLOBAL)]"
+REWARD_JS = "() => JSON.stringify([Boolean(WOB_DONE_GLOBAL), Number(WOB_RAW_REWARD_GLOBAL)])"
 
 
 def make_task(kind: str, seed: int) -> Task:
