@@ -66,6 +66,11 @@ def routed(
     cache_threshold: float | None = None,
     balance_abs_threshold: int | None = None,
     balance_rel_threshold: float | None = None,
+    health_check_interval_s: int = 2,
+    health_check_timeout_s: int = 2,
+    health_failure_threshold: int = 2,
+    request_timeout_s: int | None = None,
+    max_retries: int | None = None,
 ) -> Iterator[str]:
     """Run sglang-router over ``worker_urls`` for the ``with`` block; yield its ``/v1`` URL.
 
@@ -88,12 +93,25 @@ def routed(
             than this (default 64) ...
         balance_rel_threshold: ... and the busiest has more than this times the idlest's
             (default 1.5).
+        health_check_interval_s: Seconds between the router's ``GET /health`` of each
+            replica. sglang-router's default (60 s, with 3 failures of 5 s each) keeps a
+            stalled replica in the rotation for minutes; these defaults take one out within
+            about ``interval * failures + timeout`` = 6 s, and back after 2 answers.
+        health_check_timeout_s: Seconds a health check waits for its answer.
+        health_failure_threshold: Consecutive failed checks that take a replica out.
+        request_timeout_s: Seconds a request may take before the router gives up on it and
+            retries it elsewhere (sglang-router's default: 1800). A request already on a
+            replica that stalls waits this long; set it above your longest generation.
+        max_retries: Attempts per request on a failure (a refused connection, a 5xx; default
+            5, with backoff). A simulator's request carries its whole episode, so a replica
+            that dies mid-episode loses nothing: the retry runs the same turn elsewhere.
 
     On exit the router gets SIGTERM (10 s to stop, then SIGKILL); its process group goes
     with it, so nothing is left running.
 
     Raises:
-        ValueError: ``worker_urls`` is empty or holds a URL that is not ``http(s)://``.
+        ValueError: ``worker_urls`` is empty or holds a URL that is not ``http(s)://``; a
+            health, timeout or retry setting is not a whole number >= 1.
         RouterUnavailableError: sglang-router is not installed (``pip install
             'agentworld-sim[router]'``), or it exited or did not answer in ``start_s``.
     """
@@ -102,6 +120,12 @@ def routed(
     for url in worker_urls:
         if not url.startswith(("http://", "https://")) or url.rstrip("/").endswith("/v1"):
             raise ValueError(f"worker URL {url!r}: give the server root, e.g. http://127.0.0.1:8000")
+    for name, value in (("health_check_interval_s", health_check_interval_s),
+                        ("health_check_timeout_s", health_check_timeout_s),
+                        ("health_failure_threshold", health_failure_threshold),
+                        ("request_timeout_s", request_timeout_s), ("max_retries", max_retries)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ValueError(f"routed(): {name} must be a whole number >= 1, got {value!r}")
     if importlib.util.find_spec("sglang_router") is None:
         raise RouterUnavailableError(
             "sglang-router is not installed: pip install 'agentworld-sim[router]'"
@@ -117,6 +141,11 @@ def routed(
         ("--cache-threshold", cache_threshold),
         ("--balance-abs-threshold", balance_abs_threshold),
         ("--balance-rel-threshold", balance_rel_threshold),
+        ("--health-check-interval-secs", health_check_interval_s),
+        ("--health-check-timeout-secs", health_check_timeout_s),
+        ("--health-failure-threshold", health_failure_threshold),
+        ("--request-timeout-secs", request_timeout_s),
+        ("--retry-max-retries", max_retries),
     ):
         if value is not None:
             command += [flag, str(value)]
