@@ -23,7 +23,6 @@ import threading
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any
 
 from agentworld.core.formats import (
@@ -39,35 +38,11 @@ from agentworld.core.world_models import (
     CardedWorldModel,
     EpisodicWorldModel,
     SessionWorldModel,
-    WorldModelSession,
 )
 from agentworld.sim.batcher import Batcher
+from agentworld.sim.sim_records import EpisodeState, FailedPrediction, Message, PendingStep
 
-Message = dict[str, str]
 StepResult = tuple[str | None, dict[str, Any]]
-
-
-class FailedPrediction(Prediction):
-    """A request that failed alone (e.g. it needs more KV cache than the engine has):
-    ``observation`` is ``None`` and ``error`` says why. Other requests of its batch are
-    unaffected."""
-
-    error: str
-
-
-@dataclass(slots=True)
-class _Episode:
-    session: WorldModelSession | None  # the world model holds the history
-    messages: list[Message]  # else it is kept here
-    turns: int = 0
-    busy: bool = False
-
-
-@dataclass(slots=True)
-class _Step:
-    episode_id: str
-    action: str
-    started: bool = False
 
 
 class Simulator:
@@ -127,11 +102,11 @@ class Simulator:
         self.max_batch = max_batch
         self.max_wait_s = max_wait_s
         self.max_new_tokens = max_new_tokens
-        self._episodes: dict[str, _Episode] = {}
+        self._episodes: dict[str, EpisodeState] = {}
         self._lock = threading.Lock()
         self._sessions = isinstance(world_model, SessionWorldModel)
         self._episodic = isinstance(world_model, EpisodicWorldModel)
-        self._batcher: Batcher[_Step, StepResult] = Batcher(
+        self._batcher: Batcher[PendingStep, StepResult] = Batcher(
             self._run_steps, max_batch=max_batch, max_wait_s=max_wait_s
         )
 
@@ -156,9 +131,9 @@ class Simulator:
                 history_window=self.history_window,
                 episode_id=episode.id,
             )
-            state = _Episode(session, [])
+            state = EpisodeState(session, [])
         else:
-            state = _Episode(None, [{"role": "system", "content": system}])
+            state = EpisodeState(None, [{"role": "system", "content": system}])
         with self._lock:
             self._episodes[episode.id] = state
         return episode.id
@@ -171,10 +146,10 @@ class Simulator:
             if source.session is not None:
                 child = source.session.fork()
                 new_id = child.episode_id
-                self._episodes[new_id] = _Episode(child, [], source.turns)
+                self._episodes[new_id] = EpisodeState(child, [], source.turns)
                 return new_id
             new_id = uuid.uuid4().hex
-            self._episodes[new_id] = _Episode(None, list(source.messages), source.turns)
+            self._episodes[new_id] = EpisodeState(None, list(source.messages), source.turns)
         if self._episodic:
             self.world_model.fork_episode(episode_id, new_id)  # type: ignore[attr-defined]
         return new_id
@@ -286,28 +261,28 @@ class Simulator:
 
     # -- history bookkeeping ----------------------------------------------------------------
 
-    def _get(self, episode_id: str) -> _Episode:
+    def _get(self, episode_id: str) -> EpisodeState:
         try:
             return self._episodes[episode_id]
         except KeyError:
             raise KeyError(f"unknown episode {episode_id!r} (closed or never opened)") from None
 
-    def _reserve(self, ids: Sequence[str], actions: Sequence[str]) -> list[_Step]:
+    def _reserve(self, ids: Sequence[str], actions: Sequence[str]) -> list[PendingStep]:
         with self._lock:
             episodes = [self._get(i) for i in ids]
             if len(set(ids)) != len(ids) or any(e.busy for e in episodes):
                 raise RuntimeError("an episode may have only one step in flight")
             for episode in episodes:
                 episode.busy = True
-        return [_Step(i, a) for i, a in zip(ids, actions, strict=True)]
+        return [PendingStep(i, a) for i, a in zip(ids, actions, strict=True)]
 
-    def _release(self, steps: Sequence[_Step]) -> None:
+    def _release(self, steps: Sequence[PendingStep]) -> None:
         with self._lock:
             for step in steps:
                 if step.episode_id in self._episodes:
                     self._episodes[step.episode_id].busy = False
 
-    async def _append(self, step: _Step) -> StepResult:
+    async def _append(self, step: PendingStep) -> StepResult:
         """One session step. Its bookkeeping runs when the prediction arrives, even if the
         caller stopped waiting (the world model records the turn all the same)."""
         with self._lock:
@@ -333,7 +308,7 @@ class Simulator:
         future.add_done_callback(finish)
         return await asyncio.shield(asyncio.wrap_future(finished))
 
-    def _run_sessions(self, steps: Sequence[_Step]) -> list[StepResult]:
+    def _run_sessions(self, steps: Sequence[PendingStep]) -> list[StepResult]:
         """Append every step to its session (the engine batches them) and wait for all."""
         with self._lock:
             sessions = [self._get(s.episode_id).session for s in steps]
@@ -351,7 +326,7 @@ class Simulator:
             raise next(e for e in errors if e is not None)
         return self._finish(steps, [f.result() for f in futures])
 
-    def _run_steps(self, steps: Sequence[_Step]) -> list[StepResult]:
+    def _run_steps(self, steps: Sequence[PendingStep]) -> list[StepResult]:
         """Predict for reserved episodes kept here, commit the results, release them."""
         try:
             with self._lock:
@@ -378,7 +353,7 @@ class Simulator:
         return self._finish(steps, predictions)
 
     def _finish(
-        self, steps: Sequence[_Step], predictions: Sequence[Prediction]
+        self, steps: Sequence[PendingStep], predictions: Sequence[Prediction]
     ) -> list[StepResult]:
         """Results ``[batch]``; histories kept here get the parsed turns; episodes released.
         A session's prediction was parsed (and its history updated) by the world model."""
