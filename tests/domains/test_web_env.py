@@ -164,6 +164,25 @@ def test_a_hung_page_and_a_crashed_renderer_are_contained(env):
     assert env.step("click('3')")[0].startswith("URL: http://shop.test/cart\n")  # works again
 
 
+def test_a_page_that_hangs_under_a_pending_poll_is_killed_by_the_watchdog(env):
+    """Playwright times the poll out, then awaits its poller's abort in the page, which a
+    page in an endless loop never answers (the call used to hang for good): the watchdog kills
+    the renderer, the call fails, and the next step reports the hang and recovers."""
+    from playwright.sync_api import Error
+
+    env.reset(options={"task": make_task("shop_cart", 4)})
+    tab = env.tab
+    tab.page.evaluate("() => { setTimeout(() => { while (true) {} }, 300); }")
+    start = time.monotonic()
+    with pytest.raises(Error), tab.guard():  # the loop starts once the poller is installed
+        tab.page.wait_for_function("() => false", timeout=tab.timeout_ms, polling=50)
+    assert tab.hung and time.monotonic() - start < tab.timeout_ms / 1000 + tab.GRACE_S + 3
+    fields, tree = parse_observation(env.step("click('3')")[0])
+    assert fields["Error"].startswith("the page stopped responding (no answer within 3 s)")
+    assert not tab.hung and "[3] link 'Cart (0)'" in tree
+    assert env.step("click('3')")[0].startswith("URL: http://shop.test/cart\n")
+
+
 def _python(code: str, tag: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code], env={**os.environ, TAG_VAR: tag},
                             stdout=subprocess.PIPE, text=True)

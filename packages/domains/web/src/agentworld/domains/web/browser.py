@@ -12,7 +12,9 @@ Containment:
   aborted by a route on the context; a blocked main-frame navigation is reported
   (:attr:`Tab.blocked`) and the tab goes back to the page it was on;
 * a page that stops answering (no reply to a poll within ``timeout_s``) or whose renderer
-  crashes has its tab closed and replaced (:meth:`Tab.replace`);
+  crashes has its tab closed and replaced (:meth:`Tab.replace`); a call that Playwright's
+  timeouts do not bound runs under a :class:`~agentworld.domains.web.watchdog.Watchdog`
+  deadline, which kills the renderer of a page that never answers (:attr:`Tab.hung`);
 * :meth:`Browser.close` closes the browser and stops Playwright's driver; Playwright's driver
   closes the browser when its own parent dies (its stdin pipe closes), so a killed collector
   leaves no Chromium behind.
@@ -23,11 +25,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
 from agentworld.core.errors import EnvironmentUnavailableError
 from agentworld.domains.web import axtree
+from agentworld.domains.web.watchdog import BROWSER_VAR, Watchdog
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_VAR = "AGENTWORLD_CHROMIUM"
@@ -70,10 +76,12 @@ class Browser:
         from playwright.sync_api import Error, sync_playwright
 
         executable = executable or find_chromium()
+        self.id = uuid.uuid4().hex  # in the environment of the browser and its renderers
         self._playwright = sync_playwright().start()
         try:
             self.browser = self._playwright.chromium.launch(
                 executable_path=executable, headless=True, timeout=60_000,
+                env={**os.environ, BROWSER_VAR: self.id},
                 args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                       "--disable-extensions", "--no-first-run", "--disable-sync",
                       # nothing of Chromium's own reaches out: no update, metrics or QUIC
@@ -110,8 +118,12 @@ class Tab:
         timeout_s: Seconds an action or a poll of the page may take before it counts as hung.
     """
 
+    #: Seconds past ``timeout_s`` before the watchdog kills a renderer that never answered.
+    GRACE_S = 2.0
+
     def __init__(self, browser: Browser, hosts: set[str], timeout_s: float) -> None:
         self.hosts, self.timeout_ms = hosts, int(timeout_s * 1000)
+        self.watchdog = Watchdog(browser.id)
         self.context = browser.browser.new_context(viewport={"width": 1024, "height": 768})
         self.context.set_default_timeout(self.timeout_ms)
         self.context.route("**/*", self._route)
@@ -143,20 +155,35 @@ class Tab:
         if page is self.page:
             self.crashed = True
 
+    @property
+    def hung(self) -> bool:
+        """Whether the watchdog killed the page's renderer since the last :meth:`replace`."""
+        return self.watchdog.fired
+
+    @contextmanager
+    def guard(self, timeouts: int = 1) -> Iterator[None]:
+        """Run a block of calls into the page under a deadline of ``timeouts`` times
+        ``timeout_s`` plus :attr:`GRACE_S`; past it the renderer is killed, and the pending
+        call raises Playwright's ``Error``."""
+        with self.watchdog.deadline(timeouts * self.timeout_ms / 1000 + self.GRACE_S):
+            yield
+
     def replace(self, url: str) -> None:
         """Close the current page (without ``beforeunload``) and open ``url`` in a new one."""
         from playwright.sync_api import Error
 
-        old, self.crashed = self.page, False
-        try:
-            old.close(run_before_unload=False)
-        except Error:
-            pass
+        old, self.crashed, self.watchdog.fired = self.page, False, False
+        with self.guard():
+            try:
+                old.close(run_before_unload=False)
+            except Error:
+                pass
         self.page = self._new_page()
-        try:
-            self.page.goto(url, wait_until="load")
-        except Error:
-            pass
+        with self.guard():
+            try:
+                self.page.goto(url, wait_until="load")
+            except Error:
+                pass
 
     def poll(self) -> None:
         """Return once the page's main thread answers.
@@ -164,14 +191,16 @@ class Tab:
         Raises:
             playwright.sync_api.TimeoutError: no answer within ``timeout_s``.
         """
-        self.page.wait_for_function("() => true", timeout=self.timeout_ms, polling=50)
+        with self.guard():
+            self.page.wait_for_function("() => true", timeout=self.timeout_ms, polling=50)
 
     def has_bid(self, bid: str) -> bool:
         """Whether an element of the page has this bid (a poll: it times out like
         :meth:`poll`, where a plain evaluation would wait forever on a hung page)."""
-        found = self.page.wait_for_function(
-            "b => document.querySelector(`[bid=\"${CSS.escape(b)}\"]`) ? 'yes' : 'no'",
-            arg=bid, timeout=self.timeout_ms, polling=50)
+        with self.guard():
+            found = self.page.wait_for_function(
+                "b => document.querySelector(`[bid=\"${CSS.escape(b)}\"]`) ? 'yes' : 'no'",
+                arg=bid, timeout=self.timeout_ms, polling=50)
         return found.json_value() == "yes"
 
     def snapshot(self) -> tuple[str, str | None]:
@@ -182,21 +211,23 @@ class Tab:
             playwright.sync_api.TimeoutError: the page did not answer within ``timeout_s``.
             playwright.sync_api.Error: the page crashed or closed.
         """
-        marked = json.loads(self.page.wait_for_function(axtree.MARK_JS, timeout=self.timeout_ms,
-                                                        polling=50).json_value())
-        session = self.context.new_cdp_session(self.page)
-        try:
-            document = session.send("DOM.getDocument", {"depth": -1})
-            nodes = session.send("Accessibility.getFullAXTree")["nodes"]
-        finally:
-            session.detach()
+        with self.guard(2):
+            marked = json.loads(self.page.wait_for_function(
+                axtree.MARK_JS, timeout=self.timeout_ms, polling=50).json_value())
+            session = self.context.new_cdp_session(self.page)
+            try:
+                document = session.send("DOM.getDocument", {"depth": -1})
+                nodes = session.send("Accessibility.getFullAXTree")["nodes"]
+            finally:
+                session.detach()
         return axtree.flatten(nodes, axtree.bids_by_backend_id(document)), marked["focused"]
 
     def close(self) -> None:
         """Close the context, its pages and their memory (idempotent)."""
         from playwright.sync_api import Error
 
-        try:
-            self.context.close()
-        except Error:
-            pass
+        with self.guard():
+            try:
+                self.context.close()
+            except Error:
+                pass

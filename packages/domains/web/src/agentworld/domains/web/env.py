@@ -126,7 +126,8 @@ class WebEnv(gymnasium.Env):
         self.tab = Tab(self.browser, set(HOSTS), self.timeout_s)
         error = self._run(BrowserAction("goto", {"url": self.start_url()}))
         if self.task.setup.get("miniwob") and not error:
-            self.tab.page.evaluate(miniwob_tasks.START_JS, int(self.task.setup["world_seed"]))
+            with self.tab.guard():
+                self.tab.page.evaluate(miniwob_tasks.START_JS, int(self.task.setup["world_seed"]))
         self.done = False
         return self._observe(error), {"task": self.task.id}
 
@@ -185,8 +186,9 @@ class WebEnv(gymnasium.Env):
             done = is_done(self.server.world, self.task.check)
             return float(done), done
         try:
-            done, raw = json.loads(self.tab.page.wait_for_function(  # text: see axtree.MARK_JS
-                miniwob_tasks.REWARD_JS, timeout=self.tab.timeout_ms).json_value())
+            with self.tab.guard():
+                done, raw = json.loads(self.tab.page.wait_for_function(  # text: axtree.MARK_JS
+                    miniwob_tasks.REWARD_JS, timeout=self.tab.timeout_ms).json_value())
         except Error:  # the page was replaced: the MiniWoB++ episode is lost
             return 0.0, False
         return (1.0 if done and raw > 0 else 0.0), bool(done)
@@ -204,33 +206,38 @@ class WebEnv(gymnasium.Env):
                 if not tab.allowed(args["url"]):
                     return (f"navigation to {args['url']!r} blocked: only "
                             f"{', '.join('http://' + h + '/' for h in HOSTS)} are reachable")
-                page.goto(args["url"], wait_until="load")
+                with tab.guard():
+                    page.goto(args["url"], wait_until="load")
             elif action.name == "go_back":
-                page.go_back(wait_until="load")
+                with tab.guard():
+                    page.go_back(wait_until="load")
             elif action.name == "go_forward":
-                page.go_forward(wait_until="load")
+                with tab.guard():
+                    page.go_forward(wait_until="load")
             elif action.name == "noop":
                 page.wait_for_timeout(min(max(float(args["wait_ms"]), 0), 5000))
             elif action.name == "scroll":
-                page.mouse.wheel(float(args["delta_x"]), float(args["delta_y"]))
+                with tab.guard():
+                    page.mouse.wheel(float(args["delta_x"]), float(args["delta_y"]))
                 page.wait_for_timeout(50)
             else:
                 if not tab.has_bid(args["bid"]):
                     return f"no element with bid {args['bid']!r} on this page"
                 element = page.locator(f'[bid="{args["bid"]}"]')
-                if action.name == "click":
-                    element.click(button=args["button"])
-                elif action.name == "fill":
-                    element.fill(args["value"])
-                elif action.name == "select_option":
-                    element.select_option(args["options"])
-                else:
-                    element.press(args["key_comb"])
-                page.wait_for_load_state("load")
+                with tab.guard(2):  # the action, then the load it may start
+                    if action.name == "click":
+                        element.click(button=args["button"])
+                    elif action.name == "fill":
+                        element.fill(args["value"])
+                    elif action.name == "select_option":
+                        element.select_option(args["options"])
+                    else:
+                        element.press(args["key_comb"])
+                    page.wait_for_load_state("load")
         except TimeoutError:
             return f"{action.name} timed out after {self.timeout_s:g} s"
         except Error as exc:
-            if tab.blocked or tab.crashed:
+            if tab.blocked or tab.crashed or tab.hung:
                 return ""  # reported by _observe
             return f"{action.name} failed: {str(exc).splitlines()[0][:300]}"
         return ""
@@ -246,18 +253,16 @@ class WebEnv(gymnasium.Env):
                      "local apps are reachable); the tab went back")
             if not tab.allowed(tab.page.url):
                 tab.replace(self.last_url or self.start_url())
-        if tab.crashed:
-            error = f"the page crashed; its tab was replaced by a new one at {self.start_url()}"
+        hung = (f"the page stopped responding (no answer within {self.timeout_s:g} s); its "
+                f"tab was closed and a new one opened at {self.start_url()}")
+        crashed = f"the page crashed; its tab was replaced by a new one at {self.start_url()}"
+        if tab.crashed or tab.hung:
+            error = hung if tab.hung else crashed
             tab.replace(self.start_url())
         try:
             tree, focused = tab.snapshot()
-        except TimeoutError:
-            error = (f"the page stopped responding (no answer within {self.timeout_s:g} s); its "
-                     f"tab was closed and a new one opened at {self.start_url()}")
-            tab.replace(self.start_url())
-            tree, focused = self._snapshot_or_empty()
-        except Error:
-            error = f"the page crashed; its tab was replaced by a new one at {self.start_url()}"
+        except (TimeoutError, Error) as exc:
+            error = hung if isinstance(exc, TimeoutError) or tab.hung else crashed
             tab.replace(self.start_url())
             tree, focused = self._snapshot_or_empty()
         url = tab.page.url
