@@ -3,6 +3,10 @@ tiny preset on CPU (gloo), each rank recording the loss of every micro-batch it 
 
 Usage: ``dist_sft.py OUT_DIR TOKENIZER_DIR``; writes ``OUT_DIR/rank{r}.json``.
 
+After training, the two ranks also ask :func:`agentworld.trainers.training.loop.time_is_up`
+with different elapsed times (rank 0 within the budget, rank 1 past it) and record what each
+was told under ``"stop"`` (one launch of two processes serves both checks).
+
 ``LATE_RANK_S`` (seconds, default 0) makes rank 1 late inside every checkpoint save: it sleeps
 after ``Accelerator.save_state`` has created the directory and before it writes its own
 ``random_states_1.pkl``, the window in which rank 0 used to rename that directory away (the race
@@ -24,9 +28,11 @@ import torch.distributed as dist
 from transformers import Qwen3ForCausalLM
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import make_episodes  # noqa: E402
-
+from agentworld.trainers.training.config import TrainConfig  # noqa: E402
+from agentworld.trainers.training.loop import time_is_up  # noqa: E402
+from agentworld.trainers.training.setup import make_accelerator  # noqa: E402
 from agentworld.trainers.world_model.sft import SftTrainer  # noqa: E402
+from conftest import make_episodes  # noqa: E402
 
 out, tokenizer = Path(sys.argv[1]), sys.argv[2]
 torch.set_num_threads(1)
@@ -60,8 +66,11 @@ SftTrainer().train(
      "max_steps": 3, "batch_size": 2, "max_seq_len": 128, "log_every": 1, "warmup_steps": 0},
 )  # fmt: skip
 rank = int(os.environ["RANK"])
+acc = make_accelerator(TrainConfig(model="tiny-test", output_dir=str(out / "budget")))
+stop = [time_is_up(acc, 10.0, 5.0 + 10.0 * rank), time_is_up(acc, 10.0, 1.0),
+        time_is_up(acc, None, 99.0)]  # fmt: skip
 (out / f"rank{rank}.json").write_text(
-    json.dumps({"world": int(os.environ["WORLD_SIZE"]), "losses": losses})
+    json.dumps({"world": int(os.environ["WORLD_SIZE"]), "losses": losses, "stop": stop})
 )
 if dist.is_initialized():  # tear the gloo group down before exit (see dist_time_budget.py)
     dist.barrier()

@@ -40,3 +40,5 @@ def test_two_gloo_processes_train_and_log_the_mean_loss(tmp_path, tokenizer_dir)
     assert {p.name for p in state.glob("random_states_*.pkl")} == {
         "random_states_0.pkl", "random_states_1.pkl"}
     assert not (tmp_path / "run" / "trainer_state.tmp").exists()
+    # the time budget: rank 1 is past it, rank 0 not: both stop; nobody past it: neither stops
+    assert [r["stop"] for r in ranks] == [[True, False, False], [True, False, False]]
