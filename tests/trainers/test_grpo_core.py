@@ -4,7 +4,6 @@ agree on is checked in ``test_distributed.py``'s two-process run.)"""
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 from accelerate import Accelerator
