@@ -24,6 +24,10 @@ CLI = (
 )
 
 
+# The environment with bytecode written (a warm-up run under it makes the next run a user's).
+WRITE_BYTECODE = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _words(text: str) -> str:
     """``text`` without rich's box characters, whitespace normalised (it wraps at 80 columns)."""
     return " ".join(text.replace("│", " ").split())
@@ -102,16 +106,16 @@ def test_the_old_output_name_reaches_the_same_option(tmp_path, old):
     ],
 )  # fmt: skip
 def test_bad_paths_are_answered_before_torch_loads(tmp_path, args, said):
-    """The errors used to come after the torch imports (15-18 s on 2 cores). CPU seconds of the
-    child are measured, not wall time, so a loaded machine does not fail the test; the second
-    run is measured, since the first one in a fresh clone also compiles the bytecode of every
-    module it imports (1.5 s here, 3.6 s on a loaded CI host), a one-time cost. Whether torch was
-    imported is the exact check; the CPU bound (1.2 s measured on an AVX512 host, 2.1-2.3 s on
-    an AVX2-only CI host) sits below what ``import torch`` alone costs (3.9 s and 6.5 s there)."""
+    """The errors used to come after the torch imports (15-18 s on 2 cores); the issue asks for
+    an answer in under 2 s. CPU seconds of the child are measured, not wall time, so a loaded
+    machine does not fail the test. The second run is measured: the first writes the bytecode
+    of every module it imports, a one-time cost, even where ``PYTHONDONTWRITEBYTECODE`` is set
+    (as on our hosts, where every run then compiled ~300 modules: 1.2 s here, 2.1-2.3 s on a
+    loaded CI host, against 0.5 s from bytecode)."""
     (tmp_path / "d.jsonl").write_text("")
     args = [a.format(tmp=tmp_path) for a in args]
     command = [sys.executable, "-c", CLI, *args]
-    subprocess.run(command, capture_output=True, check=False, timeout=120)  # writes the .pyc files
+    subprocess.run(command, capture_output=True, check=False, timeout=120, env=WRITE_BYTECODE)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120,
@@ -122,7 +126,7 @@ def test_bad_paths_are_answered_before_torch_loads(tmp_path, args, said):
     assert done.returncode == 2, done.stdout + done.stderr
     assert said.format(tmp=tmp_path) in _words(done.stderr)
     assert "torch imported: False" in done.stderr
-    assert cpu < 4.0, f"{cpu:.2f} s of CPU ({wall:.1f} s wall)"
+    assert cpu < 2.0, f"{cpu:.2f} s of CPU ({wall:.1f} s wall)"
 
 
 def test_progress_lines_at_most_every_30_s():
