@@ -248,7 +248,7 @@ class PagedEngine:
             list(parent.token_ids),
             pinned=True,
             num_computed_tokens=parent.num_computed_tokens,
-            block_table=list(parent.block_table),
+            block_table=parent.block_table.copy(),
             block_hashes=list(parent.block_hashes),
         )
         self.scheduler.fork(parent, child)
@@ -297,7 +297,7 @@ class PagedEngine:
             start = seq.num_computed_tokens
             last = start + n == len(seq.token_ids)
             items.append(
-                ForwardItem(seq.token_ids[start : start + n], start, seq.block_table, last)
+                ForwardItem(seq.token_ids[start : start + n], start, seq.block_table.view(), last)
             )
             if last:
                 sampled.append(seq)

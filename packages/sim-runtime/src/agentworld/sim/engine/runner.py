@@ -37,15 +37,17 @@ class ForwardItem:
         token_ids: New tokens ``[num_new]`` (a prefill chunk, or 1 decode token); ``num_new >= 1``.
         start_pos: Tokens of this sequence already in the KV cache, i.e. the position of
             ``token_ids[0]``.
-        block_table: Physical block ids; block ``i`` holds positions
+        block_table: Physical block ids ``[num_blocks]``; block ``i`` holds positions
             ``[i * block_size, (i + 1) * block_size)``. Covers at least positions
-            ``[0, start_pos + num_new)``.
+            ``[0, start_pos + num_new)``. The engine passes its sequence's int64 array
+            (:meth:`~agentworld.sim.engine.block_table.BlockTable.view`, copied into the
+            padded group table by one ``memcpy``); a list works too.
         need_logits: Return logits for the last new token (False for a non-final prefill chunk).
     """
 
     token_ids: list[int]
     start_pos: int
-    block_table: list[int]
+    block_table: Sequence[int] | np.ndarray
     need_logits: bool
 
 
@@ -212,29 +214,31 @@ class ModelRunner:
         bs = self.block_size
         token_ids: list[int] = []
         positions: list[int] = []
-        slots: list[int] = []
+        slot_parts: list[np.ndarray] = []
         offsets: list[int] = []
         logits_index: list[int] = []
         for item in items:
             end = item.start_pos + len(item.token_ids)
-            table = item.block_table
+            table = np.asarray(item.block_table, dtype=np.int64)  # no copy from a BlockTable
             assert len(item.token_ids) >= 1 and item.start_pos >= 0, "an item needs new tokens"
             assert len(table) * bs >= end, "block table does not cover the item's positions"
             offsets.append(len(token_ids))
             token_ids += item.token_ids
             positions += range(item.start_pos, end)
-            slots += [table[p // bs] * bs + p % bs for p in range(item.start_pos, end)]
+            new = np.arange(item.start_pos, end)
+            slot_parts.append(table[new // bs] * bs + new % bs)
             if item.need_logits:
                 logits_index.append(len(token_ids) - 1)
-        assert len(set(slots)) == len(slots), "two new tokens map to the same pool slot"
-        written = sorted({slot // bs for slot in slots})
+        slots = np.concatenate(slot_parts)
+        written = np.unique(slots // bs)
+        assert len(np.unique(slots)) == len(slots), "two new tokens map to the same pool slot"
         assert written[0] >= 0 and written[-1] < self.num_blocks, "block id outside the pool"
-        self._versions[written] += 1  # written by this pass
+        self._versions[torch.from_numpy(written)] += 1  # written by this pass
         q_lens = [len(item.token_ids) for item in items]
         ctx_lens = [item.start_pos + q for item, q in zip(items, q_lens)]
         plan = plan_groups(q_lens, ctx_lens)
         if self.share_prefix:
-            first = [item.block_table[0] if item.start_pos >= bs else None for item in items]
+            first = [int(item.block_table[0]) if item.start_pos >= bs else None for item in items]
             plan = [part for g in plan for part in split_by_first_block(g, first)]
         rows = max(len(g) * -(-max(ctx_lens[i] for i in g) // bs) for g in plan)
         if self._gather_buffer.numel() < 2 * rows * self._block_numel:
@@ -257,7 +261,8 @@ class ModelRunner:
         self.shared_blocks = sum(
             g.prefix_blocks.numel() for g in groups if g.prefix_blocks is not None
         )
-        batch = PagedBatch(self.key_cache, self.value_cache, self._tensor(slots), groups)
+        slot_ids = torch.from_numpy(slots).to(self.device)
+        batch = PagedBatch(self.key_cache, self.value_cache, slot_ids, groups)
         return self._tensor(token_ids), self._tensor(positions), batch, self._tensor(logits_index)
 
     def _group(

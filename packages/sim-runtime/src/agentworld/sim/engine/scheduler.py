@@ -135,7 +135,8 @@ class Scheduler:
         """Release a sequence's KV; it is recomputed later. ``RUNNING`` -> ``WAITING`` (front
         of the queue), ``IDLE`` -> ``PREEMPTED``, ``WAITING`` stays."""
         self._release(seq.block_table)
-        seq.block_table, seq.num_computed_tokens = [], 0
+        seq.block_table.clear()
+        seq.num_computed_tokens = 0
         if seq.status is SequenceStatus.RUNNING:
             self.running.remove(seq)
             seq.status = SequenceStatus.WAITING
@@ -295,7 +296,8 @@ class Scheduler:
             self.waiting.remove(seq)
         self.idle.pop(seq.seq_id, None)
         self._release(seq.block_table)
-        seq.block_table, seq.num_computed_tokens = [], 0
+        seq.block_table.clear()
+        seq.num_computed_tokens = 0
 
     def _release(self, block_ids: list[int]) -> None:
         for block_id in reversed(block_ids):  # tail blocks become the least recently used

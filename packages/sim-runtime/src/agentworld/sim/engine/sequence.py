@@ -7,6 +7,7 @@ from enum import Enum, auto
 
 import torch
 
+from agentworld.sim.engine.block_table import BlockTable
 from agentworld.sim.generation import FinishReason
 from agentworld.sim.sampling import SamplingParams, make_generator
 
@@ -63,7 +64,7 @@ class Sequence:
     pinned: bool
     status: SequenceStatus = SequenceStatus.NEW
     num_computed_tokens: int = 0
-    block_table: list[int] = field(default_factory=list)
+    block_table: BlockTable = field(default_factory=BlockTable)
     block_hashes: list[int] = field(default_factory=list)
     request_id: str | None = None
     params: SamplingParams | None = None
