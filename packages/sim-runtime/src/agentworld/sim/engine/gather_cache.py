@@ -159,17 +159,15 @@ class GatherCache:
         self._misses = 0
         assert self.table is not None and self.versions is not None
         capacity = self.table.shape[1]
-        padded = torch.full((n, capacity), -1, dtype=torch.long)
-        padded[:, :max_blocks] = torch.where(valid, table, -1)
-        current = torch.full((n, capacity), -1, dtype=torch.long)
-        current[:, :max_blocks] = torch.where(valid, versions[table], -1)
-        dirty = (padded >= 0) & ((self.table != padded) | (self.versions != current))
-        # Blocks past an item's context keep whatever they held: finite, and masked out.
-        keep = padded < 0
-        self._pending = (
-            torch.where(keep, self.table, padded),
-            torch.where(keep, self.versions, current),
-        )
+        # Only the first max_blocks columns can change; the rest keep whatever they held
+        # (finite, and masked out), as do blocks past an item's context.
+        held, held_versions = self.table[:, :max_blocks], self.versions[:, :max_blocks]
+        current = versions[table]
+        dirty = valid & ((held != table) | (held_versions != current))
+        new_table, new_versions = self.table.clone(), self.versions.clone()
+        new_table[:, :max_blocks] = torch.where(valid, table, held)
+        new_versions[:, :max_blocks] = torch.where(valid, current, held_versions)
+        self._pending = (new_table, new_versions)
         rows, cols = dirty.nonzero(as_tuple=True)
         heads = torch.arange(self.num_kv_heads)
         dst = ((rows[:, None] * self.num_kv_heads + heads[None, :]) * capacity + cols[:, None])
@@ -177,7 +175,7 @@ class GatherCache:
         return GatherPlan(
             self.keys,
             self.values,
-            padded[rows, cols].to(to),
+            table[rows, cols].to(to),
             dst.flatten().to(to),
             max_blocks * self.block_size,
         )
