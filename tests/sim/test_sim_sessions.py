@@ -105,3 +105,43 @@ def test_replace_last_reanchors_the_history(trained_dir: Path) -> None:
     with pytest.raises(ValueError, match="needs a turn"):
         session.replace_last("x")
     session.close()
+
+
+def test_a_full_context_slides_the_window_instead_of_rendering_every_step(trained_dir: Path) -> None:
+    """Once the next turn would not fit, the oldest turns are evicted down to SLIDE_TARGET of
+    the budget in one go; between slides a request sends only its new turn, and every prompt
+    is the rendering of the window (system, kept turns, new action) within the budget. (The
+    session's requests are built and committed here as ``append`` does, answers given: the
+    tiny model does not answer past the short histories it was trained on.)"""
+    from agentworld.core.formats import wrap_observation
+    from agentworld.sim.backends.hf_session import SLIDE_TARGET, HFSession
+
+    wm = HFBackend().load(str(trained_dir), max_new_tokens=40)
+    session = HFSession(wm, [{"role": "system", "content": SYSTEM}])
+    user = {"role": "user", "content": "ls d0"}
+    answer = {"role": "assistant", "content": wrap_observation("notes-0.md hello.txt")}
+    turn = len(wm.render([user, answer, user])) - len(wm.render([user]))
+    wm.max_positions = 40 + len(wm.render([session.messages()[0], user])) + 24 * turn
+    room = 40  # tokens left to generate
+    budget = wm.prompt_budget(room)
+    starts, evicted = [], []
+    for k in range(80):
+        user = {"role": "user", "content": f"ls d{k % 10}"}  # turns differ: no shared tail
+        held, kept, history = session._held, session.evicted_turns, session.messages()
+        ids, start = session._prompt(user, room)
+        window = [*history[:1], *history[1 + 2 * session.evicted_turns :], user]
+        prompt = wm.render(window)
+        assert (start or 0) + len(ids) == len(prompt) <= budget
+        assert ids == prompt[start or 0 :]  # the new tokens continue the held ones exactly
+        if session.evicted_turns == kept and held is not None and k > 0:
+            assert start == held  # no slide: only the new turn is sent
+        starts.append(start)
+        evicted.append(session.evicted_turns)
+        answer = {"role": "assistant", "content": wrap_observation(f"notes-{k}.md hello.txt")}
+        session._messages += [user, answer]  # as _commit does after a parsed answer
+        session._held = (start or 0) + len(ids)
+    slides = [k for k in range(1, len(evicted)) if evicted[k] > evicted[k - 1]]
+    assert 3 <= len(slides) <= 10, evicted  # about one per (1 - SLIDE_TARGET) * budget tokens
+    assert all(evicted[k] - evicted[k - 1] >= 4 for k in slides)  # several turns at a time
+    assert all(starts[k] == 0 for k in slides)  # a slide renders the window once, from 0
+    assert sum(s == 0 for s in starts) == len(slides) + 1  # and nothing else does (but step 0)

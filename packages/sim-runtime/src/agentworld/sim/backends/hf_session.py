@@ -7,9 +7,15 @@ history records it, the end of its turn and the new user action with the generat
 (:meth:`~agentworld.sim.backends.hf.HFWorldModel.turn_tokens`), and sends those tokens with the
 position they start at. The whole history is rendered again only when it must be: at the
 first step, after an answer that did not parse, with a ``history_window`` (the window slides),
-with the ``"transcript"`` prompt format, when the prompt outgrows the context budget (oldest
-turns are then dropped, :func:`agentworld.sim.prompts.fit_prompt`), or when the chat template
-does not render turn by turn.
+with the ``"transcript"`` prompt format, or when the chat template does not render turn by turn.
+
+When the next turn would outgrow the context budget, the oldest turns are evicted in one go,
+down to :data:`SLIDE_TARGET` of the budget (:func:`agentworld.sim.prompts.fit_prompt`), and the
+history from there is rendered once; the following steps render only their new turn again
+until the budget is full once more. Evicting only the fewest turns that fit would render (and
+prefill) the whole history at every step of a long episode; a slide does so once per
+``(1 - SLIDE_TARGET) * budget`` tokens of new turns (the sliding windows of streaming
+attention, e.g. StreamingLLM, Xiao et al. 2023, keep a fixed span the same way).
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ from typing import TYPE_CHECKING
 from agentworld.core.formats import window_messages, wrap_observation
 from agentworld.core.types import Prediction
 from agentworld.sim.generation import GenerationOutput
-from agentworld.sim.prompts import Message
+from agentworld.sim.prompts import Message, fit_prompt
+
+#: Share of the prompt budget a slide of the window leaves the history in.
+SLIDE_TARGET = 0.75
 
 if TYPE_CHECKING:
     from agentworld.sim.backends.hf import HFWorldModel
@@ -56,6 +65,8 @@ class HFSession:
         # Tokens the engine's episode history starts with that render the history up to the
         # last user message with the generation prompt; None: render the whole history.
         self._held: int | None = None
+        # Oldest (user, assistant) turns evicted from the prompt by slides of the window.
+        self.evicted_turns = 0
 
     def messages(self) -> list[Message]:
         """A copy of the history."""
@@ -107,6 +118,7 @@ class HFSession:
         child = HFSession(
             self.model, messages, rewards=self.rewards, history_window=self.history_window
         )
+        child.evicted_turns = self.evicted_turns
         self.model.loop.fork(self.episode_id, child.episode_id)
         return child  # its first step renders in full: the fork may not have run yet
 
@@ -133,20 +145,31 @@ class HFSession:
         it whole again: the fitting depends on the whole)."""
         model = self.model
         incremental = (
-            self._held is not None
-            and self.history_window is None
+            self.history_window is None
             and model.prompt_format == "chat"
             and len(self._messages) >= 3
         )
-        if incremental:
-            assert self._held is not None
+        budget = model.prompt_budget(room)
+        if incremental and self._held is not None:
             tail = model.turn_tokens(self._messages[-2], self._messages[-1], user)
-            budget = model.prompt_budget(room)
             if tail is not None and (budget is None or self._held + len(tail) <= budget):
                 return tail, self._held
-        request = window_messages([*self._messages, user], self.history_window)
-        ids, fitted = model.fit(request, room)
-        return ids, None if fitted else 0
+        request = [*self._window(), user]
+        if incremental and budget is not None:
+            ids = model.render(request)
+            if len(ids) <= budget:  # the window as it is (a first step, an unparsed answer)
+                return ids, 0
+            fitted = fit_prompt(request, model.render, int(SLIDE_TARGET * budget))
+            if not fitted.cut_tokens:  # a slide: the window starts later from now on
+                self.evicted_turns += fitted.dropped_turns
+                return fitted.ids, 0
+        ids, fitted_whole = model.fit(window_messages(request, self.history_window), room)
+        return ids, None if fitted_whole else 0
+
+    def _window(self) -> list[Message]:
+        """The history without the turns evicted by slides."""
+        head = self._messages[:1] if self._messages[0]["role"] == "system" else []
+        return head + self._messages[len(head) + 2 * self.evicted_turns :]
 
     def _commit(self, user: Message, prediction: Prediction, held: int | None) -> None:
         parsed = prediction.observation is not None and (
