@@ -25,7 +25,11 @@ forward pass (block tables, additive masks, gathers) and runs the tiny model, an
 logits are replaced by the scripted answer's, so the answers still parse. The host time of
 ``ModelRunner.prepare`` (building the batch on the CPU) is then reported per step beside the
 time outside the runner; ``--at 2 100 300 --arms session`` shows how it grows with the episode
-(issue 35, item 3: it should stay flat within 1.5x).
+(issue 35, item 3: it should stay flat within 1.5x). ``--max-positions 4096`` makes the context
+fill after ~55 turns (each turn is ~70 tokens): from then on every step is in the context-full
+regime, where the session slides its window (``agentworld.sim.backends.hf_session``); each
+reported figure is then the *mean* over its window of turns, so that the slides' cost is
+spread over the steps between them as it is in a run.
 
 Output: per arm and turn, milliseconds of host time per lockstep step and microseconds per
 episode-step (and, with ``--runner real``, ms of ``prepare`` per step), then the ratio
@@ -150,7 +154,8 @@ def build_world_model(args: argparse.Namespace) -> tuple[HFWorldModel, ScriptedR
     answer = [tokenizer.convert_tokens_to_ids(OBS_OPEN), *body, tokenizer.convert_tokens_to_ids(OBS_CLOSE)]
     config = Qwen3Config(
         vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=8, max_position_embeddings=32768,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+        max_position_embeddings=args.max_positions,
     )
     model = Qwen3ForCausalLM(config).eval()  # never run: the scripted runner stands in for it
     runner = ScriptedRunner(answer, len(tokenizer), num_blocks=args.episodes * 32768 // 16)
@@ -204,9 +209,10 @@ def run_arm(world_model, runner: ScriptedRunner, args: argparse.Namespace) -> di
     out = {}
     for t in args.at:
         turns = range(max(1, t - args.window + 1), t + 1)
-        out[t] = statistics.median(samples[k] for k in turns)
+        stat = statistics.median if args.max_positions >= 32768 else statistics.fmean
+        out[t] = stat(samples[k] for k in turns)
         if -t in samples:
-            out[-t] = statistics.median(samples[-k] for k in turns)
+            out[-t] = stat(samples[-k] for k in turns)
     return out
 
 
@@ -220,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="each reported turn is the median of it and the turns before it")
     p.add_argument("--runner", choices=["scripted", "real"], default="scripted",
                    help="scripted: no network; real: the engine's ModelRunner and the tiny model")
+    p.add_argument("--max-positions", type=int, default=32768,
+                   help="the model's context (below 32768: the context-full regime, window means)")
     p.add_argument("--arms", nargs="+", choices=["history", "session"],
                    default=["history", "session"], help="arms to run")
     args = p.parse_args(argv)
