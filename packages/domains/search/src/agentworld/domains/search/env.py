@@ -89,7 +89,7 @@ class SearchEnv(gymnasium.Env):
             RuntimeError: the episode has not been reset, or has ended.
         """
         if self.task is None or self.done:
-            raise RuntimeError("call reset() first: no episode is running")
+            raise RuntimeError("no episode is running (never reset, or it has ended): call reset()")
         name: str | None = None
         reward, terminated = 0.0, False
         try:

@@ -118,7 +118,7 @@ class SweEnv(gymnasium.Env):
             RuntimeError: the episode has not been reset, or has ended.
         """
         if self.task is None or self.done:
-            raise RuntimeError("call reset() first: no episode is running")
+            raise RuntimeError("no episode is running (never reset, or it has ended): call reset()")
         self.steps += 1
         name: str | None = None
         arguments: dict[str, Any] = {}

@@ -163,7 +163,7 @@ class WebEnv(gymnasium.Env):
             RuntimeError: the episode has not been reset, or has ended.
         """
         if self.task is None or self.tab is None or self.done:
-            raise RuntimeError("call reset() first: no episode is running")
+            raise RuntimeError("no episode is running (never reset, or it has ended): call reset()")
         text = action.text if isinstance(action, Action) else str(action)
         name = None
         try:
