@@ -168,7 +168,7 @@ class HFSession:
 
     def _window(self) -> list[Message]:
         """The history without the turns evicted by slides."""
-        head = self._messages[:1] if self._messages[0]["role"] == "system" else []
+        head = [m for m in self._messages[:1] if m["role"] == "system"]
         return head + self._messages[len(head) + 2 * self.evicted_turns :]
 
     def _commit(self, user: Message, prediction: Prediction, held: int | None) -> None:
