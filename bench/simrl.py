@@ -1,14 +1,17 @@
 """Decoupled RL end to end (issue 34): an LM agent trained with GRPO only inside a world model
-of the real mcp notes server, measured on the real server's held-out tasks.
+of a real environment (the mcp notes server, or with ``--domain terminal`` the sandboxed
+terminal), measured on the real environment's held-out tasks.
 
     uv run python bench/simrl.py --json runs/simrl/result.json   # ~10 min on 2 idle cores
+    uv run python bench/simrl.py --domain terminal --json runs/simrl_terminal/result.json
     uv run python bench/simrl.py --quick                         # a smoke run, ~4 min
     uv run python bench/simrl_report.py runs/simrl/result.json   # table + bench/simrl.png
 
 One run, side by side (bench/simrl_setup.py builds the first three):
 
-1. Real episodes of the easy mcp tasks (``lookup`` and ``create`` on ``notes``: one or two
-   tool calls), scripted expert and random policy, reward footer on; 80% train, 20% held out.
+1. Real episodes of the easy tasks (mcp: ``lookup`` and ``create`` on ``notes``, one or two
+   tool calls; terminal: ``create``, ``delete``, ``inspect``, ``navigate``, one or two
+   commands), scripted expert and random policy, reward footer on; 80% train, 20% held out.
 2. A world model (``copy`` preset, tokenizer trained on the data, ``sft`` in optimizer steps;
    ``--cpt-steps`` adds a ``cpt`` stage before it). Its fidelity is checked first: the held-out real episodes' actions are
    stepped in the simulator; the share of simulated observations that parse, that equal the
@@ -50,7 +53,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from simrl_setup import (  # noqa: E402
     COLLECT_STEPS,
-    EasyMcp,
+    DOMAINS,
+    Domain,
     SimFactory,
     clone_agent,
     held_tasks,
@@ -72,7 +76,7 @@ SIM_ARMS = (("RL in sim", "footer"), ("RL in sim, transcript", "transcript"), ("
 ARMS = ("RL in sim", "RL in sim, agree", "RL in sim, re-anchored", "RL real, same steps", "RL real, same wall-clock")
 
 
-def fidelity(wm: str, domain: EasyMcp, held: list, a: argparse.Namespace, judge: Any) -> dict[str, Any]:
+def fidelity(wm: str, domain: Domain, held: list, a: argparse.Namespace, judge: Any) -> dict[str, Any]:
     """Step the held-out real episodes' actions in the simulator (source ``footer``): parse
     rate, exact observations, and each source's agreement with the recorded real success."""
     from concurrent.futures import ThreadPoolExecutor
@@ -120,7 +124,7 @@ def grpo(name: str, start: str, factory: Any, tasks: list, out: Path, a: argpars
         cfg = {
             "model": start, "output_dir": str(out), "steps": mark, "tasks_per_step": a.tasks_per_step,
             "group_size": a.group_size, "max_turns": a.max_turns, "max_action_tokens": a.max_action_tokens,
-            "max_seq_len": 768, "temperature": 1.0, "lr": a.rl_lr, "beta": 0.0, "seed": a.seed,
+            "max_seq_len": 768, "temperature": a.temperature, "lr": a.rl_lr, "beta": 0.0, "seed": a.seed,
             "num_threads": a.threads, "env_workers": 8, "resume": i > 0, "overwrite": i == 0,
             "console": False, "callback": metrics.append,
         }  # fmt: skip
@@ -142,7 +146,7 @@ def grpo(name: str, start: str, factory: Any, tasks: list, out: Path, a: argpars
         yield records[-1]
 
 
-def evaluate(name: str, policy: str, domain: EasyMcp, tasks: list, a: argparse.Namespace) -> float:
+def evaluate(name: str, policy: str, domain: Domain, tasks: list, a: argparse.Namespace) -> float:
     """Greedy real success of ``policy`` on ``tasks``."""
     got = run_policy(policy, domain.make_env, tasks, max_turns=a.max_turns,
                      max_action_tokens=a.max_action_tokens, batch=a.eval_batch)  # fmt: skip
@@ -152,7 +156,7 @@ def evaluate(name: str, policy: str, domain: EasyMcp, tasks: list, a: argparse.N
     return rate
 
 
-def sim_gap(policy: str, wm: str, domain: EasyMcp, tasks: list, source: str, a: argparse.Namespace,
+def sim_gap(policy: str, wm: str, domain: Domain, tasks: list, source: str, a: argparse.Namespace,
             judge: Any) -> dict[str, Any]:  # fmt: skip
     """Greedy episodes of ``policy`` in the simulator (never re-anchored: the gap of the
     policy), replayed in the real environment."""
@@ -170,6 +174,7 @@ def sim_gap(policy: str, wm: str, domain: EasyMcp, tasks: list, source: str, a: 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="smoke run: small budgets")
+    p.add_argument("--domain", choices=sorted(DOMAINS), default="mcp", help="the real environment")
     p.add_argument("--world-model", help="world-model checkpoint (skips training one)")
     p.add_argument("--episodes", type=int, default=120, help="real episodes collected")
     p.add_argument("--expert-fraction", type=float, default=0.6)
@@ -183,6 +188,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bc-lr", type=float, default=1e-3)
     p.add_argument("--rl-steps", type=int, default=6, help="GRPO steps of the sim and real arms")
     p.add_argument("--rl-lr", type=float, default=3e-4)
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of GRPO's rollouts")
     p.add_argument("--tasks-per-step", type=int, default=4)
     p.add_argument("--group-size", type=int, default=4)
     p.add_argument("--max-turns", type=int, default=3)
@@ -204,12 +210,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--judge-model", help="the judge's model id (with a URL --judge)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="runs/simrl")
+    p.add_argument("--out", help="run directory (default: runs/simrl, runs/simrl_terminal)")
     p.add_argument("--json", help="write the results here")
     a = p.parse_args(argv)
     valid = [n for n, _ in SIM_ARMS] + list(ARMS[2:])
     if any(x not in valid for x in a.arms):
         p.error(f"unknown arm in --arms {a.arms}; valid: {valid}")
+    a.out = a.out or ("runs/simrl" if a.domain == "mcp" else f"runs/simrl_{a.domain}")
     if a.quick:
         a.episodes, a.sft_steps, a.bc_steps, a.rl_steps = 40, 60, 20, 2
         a.eval_tasks, a.tasks_per_step, a.group_size = 8, 2, 2
@@ -222,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    domain = EasyMcp()
+    domain = DOMAINS[a.domain]()
     train, held, collect_s = real_episodes(domain, a, out)
     print(f"{len(train)} train / {len(held)} held-out real episodes ({collect_s:.0f} s)", flush=True)
     wm, wm_s = world_model(train, a, out)
@@ -239,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return result
 
 
-def run(a: argparse.Namespace, domain: EasyMcp, train: list, held: list, wm: str, judge: Any) -> dict[str, Any]:
+def run(a: argparse.Namespace, domain: Domain, train: list, held: list, wm: str, judge: Any) -> dict[str, Any]:
     """The agent and its arms (module docstring, steps 3 to 5) on world model ``wm``."""
     out = Path(a.out)
     experts = [e for e in train if e.metadata["policy"] == "scripted" and any(s.info.get("success") for s in e.steps)]

@@ -1,5 +1,5 @@
-"""Set-up of bench/simrl.py: the easy mcp tasks, real episodes, the world model and the
-behaviour-cloned agent (the "no RL" starting point of every arm).
+"""Set-up of bench/simrl.py: the easy tasks of each domain (mcp, terminal), real episodes, the
+world model and the behaviour-cloned agent (the "no RL" starting point of every arm).
 
 Not a bench of its own: bench/simrl.py imports it (bench/README.md names both).
 """
@@ -21,6 +21,10 @@ from agentworld.domains.mcp.calls import render_call
 from agentworld.domains.mcp.domain import McpDomain
 from agentworld.domains.mcp.prompt import ROLE
 from agentworld.domains.mcp.tasks import McpTaskSampler
+from agentworld.domains.terminal.domain import TerminalDomain
+from agentworld.domains.terminal.expert import ScriptedExpert
+from agentworld.domains.terminal.random_policy import RandomPolicy
+from agentworld.domains.terminal.tasks import TerminalTaskSampler
 from agentworld.sim import SimEnv
 from agentworld.sim.backends.hf import HFBackend
 from agentworld.trainers.agents.policy_sft import PolicySftTrainer
@@ -54,7 +58,28 @@ class EasyMcp(McpDomain):
         return "\n\n".join(parts)
 
 
-def real_episodes(domain: EasyMcp, a: Any, out: Path) -> tuple[list[Episode], list[Episode], float]:
+TERMINAL_KINDS = ("create", "delete", "inspect", "navigate")
+
+
+class EasyTerminal(TerminalDomain):
+    """The terminal domain restricted to :data:`TERMINAL_KINDS` (one or two commands each), with
+    a scripted expert that goes straight to the task's commands (no looking around first).
+    Two kinds are checked on the file tree (``create``, ``delete``: only the world model's
+    footer can reward them in simulation), two on what the command prints (``inspect``,
+    ``navigate``: the transcript verifier decides them from the simulated observation)."""
+
+    def tasks(self) -> TerminalTaskSampler:
+        return TerminalTaskSampler(kinds=TERMINAL_KINDS)
+
+    def policies(self) -> dict[str, Any]:
+        return {"scripted": ScriptedExpert(explore=False), "random": RandomPolicy()}
+
+
+DOMAINS = {"mcp": EasyMcp, "terminal": EasyTerminal}
+Domain = EasyMcp | EasyTerminal
+
+
+def real_episodes(domain: Domain, a: Any, out: Path) -> tuple[list[Episode], list[Episode], float]:
     """Collect (or read back) ``a.episodes`` real episodes (scripted expert and random policy);
     the reward footer is switched on (the real task check's reward and termination, which the
     world model learns to predict). Returns ``(train, held-out, seconds)``."""
@@ -115,7 +140,7 @@ class SimFactory:
     ``source`` (a ``judge`` asked at every step when given; re-anchored on the real
     environment with ``anchoring``); finished episodes land in :attr:`episodes`."""
 
-    def __init__(self, checkpoint: str, domain: EasyMcp, source: str, max_turns: int,
+    def __init__(self, checkpoint: str, domain: Domain, source: str, max_turns: int,
                  max_new_tokens: int = 160, *, judge: TranscriptJudge | None = None,
                  anchoring: Anchoring | None = None):  # fmt: skip
         self.wm = HFBackend().load(checkpoint, max_new_tokens=max_new_tokens)

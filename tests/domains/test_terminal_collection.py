@@ -73,6 +73,22 @@ def test_scripted_expert_solves_tasks():
 
 
 @needs_sandbox
+def test_the_expert_without_exploring_runs_only_the_task_commands():
+    env = TerminalEnv()
+    kinds = ("create", "delete", "inspect", "navigate", "copy", "count")
+    try:
+        for i, task in enumerate(TerminalTaskSampler(kinds).sample(18, seed=5)):
+            explorer, direct = ScriptedExpert(), ScriptedExpert(explore=False)
+            long, _, _ = rollout(env, explorer, task, seed=i)
+            history, reward, terminated = rollout(env, direct, task, seed=i)
+            assert (reward, terminated) == (1.0, True), [h.text for h in history]
+            commands = [h.text for h in history[1::2]]
+            assert len(commands) < len(long) // 2, (commands, [h.text for h in long[1::2]])
+    finally:
+        env.close()
+
+
+@needs_sandbox
 def test_same_task_and_actions_give_same_observations():
     tasks = TerminalTaskSampler().sample(4, seed=9)
     runs = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import subprocess
+from collections.abc import Sequence
 from typing import Any
 
 from agentworld.core.types import Action, Episode, Observation, Step, Task
@@ -181,6 +182,17 @@ class TerminalDomain:
         except (re.error, TypeError):
             return None
         return (1.0, True) if success else (0.0, False)
+
+    def verify_transcript(
+        self, task: Task | None, transcript: Sequence[tuple[str, str]]
+    ) -> tuple[float, bool] | None:
+        """The task check decided from a (simulated) episode's transcript
+        (:class:`~agentworld.core.protocols.TranscriptRewardingDomain`): ``transcript`` is
+        ``[(command, observation text), ...]`` oldest first. The real environment ends the
+        episode at the first step whose check holds, so the last observation decides, as
+        :meth:`verify` decides it; ``None`` for an empty transcript and wherever :meth:`verify`
+        cannot tell (checks on the file tree: a transcript shows only what commands printed)."""
+        return self.verify(transcript[-1][1], task) if transcript else None
 
     def explain(
         self, step: Step, previous_state: dict[str, Any] | None, history: _explain.History = ()

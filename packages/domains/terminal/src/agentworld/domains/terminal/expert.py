@@ -44,12 +44,16 @@ class ScriptedExpert(SessionExpertMixin, SeededPolicy):
 
     Args:
         seed: Seed of the policy's random choices; ``reset(seed)`` re-seeds.
+        explore: Look around first (1-3 of ``ls``, ``pwd``, ``cat`` of set-up files), as a
+            person new to the tree would; ``False``: go straight to the task's commands (the
+            short demonstrations behaviour cloning of a small agent needs).
     """
 
     name = "scripted"
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, explore: bool = True) -> None:
         super().__init__(seed)
+        self.explore = explore
         self._plan: list[str] = []
 
     def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
@@ -66,7 +70,7 @@ class ScriptedExpert(SessionExpertMixin, SeededPolicy):
         dirs = sorted((task.setup.get("dirs") or []) if task else [])
         looks = ["ls", "ls", "ls -l", "ls -a", "pwd", "ls -F"]
         looks += [f"ls {d}" for d in dirs[:3]] + [f"cat {f}" for f in files[:2]]
-        for cmd in rng.sample(looks, rng.randint(1, 3)):
+        for cmd in rng.sample(looks, rng.randint(1, 3)) if self.explore else ():
             plan.add(cmd)
         if not goal:
             return plan.cmds
