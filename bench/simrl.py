@@ -22,7 +22,8 @@ One run, side by side (bench/simrl_setup.py builds the first three):
    ``--warm-start``, the same cloning from the world-model checkpoint too (warm start), and
    with ``--rl-from-warm-start`` that clone is the RL arms' start.
 4. GRPO arms from that start, the same settings (``tasks_per_step`` x ``group_size`` episodes
-   a step, greedy evaluation): **sim** (reward: the world model's footer), **sim agree**
+   a step at ``--temperature``, greedy evaluation; ``--rl-tasks fresh`` trains on newly
+   sampled tasks that no collected episode holds, instead of the training episodes' tasks): **sim** (reward: the world model's footer), **sim agree**
    (a mitigation: reward only when the footer and the transcript verifier both say
    success, an episode they disagree on ends unrewarded), **sim re-anchored** (a mitigation:
    every ``--reanchor-every`` steps and at the episode's end the actions so far run in the
@@ -188,6 +189,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bc-lr", type=float, default=1e-3)
     p.add_argument("--rl-steps", type=int, default=6, help="GRPO steps of the sim and real arms")
     p.add_argument("--rl-lr", type=float, default=3e-4)
+    p.add_argument("--rl-tasks", choices=("train", "fresh"), default="train",
+                   help="the tasks GRPO trains on: those of the training episodes (which behaviour "
+                        "cloning saw solved), or as many freshly sampled ones, never collected")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of GRPO's rollouts")
     p.add_argument("--tasks-per-step", type=int, default=4)
     p.add_argument("--group-size", type=int, default=4)
@@ -251,6 +255,8 @@ def run(a: argparse.Namespace, domain: Domain, train: list, held: list, wm: str,
     out = Path(a.out)
     experts = [e for e in train if e.metadata["policy"] == "scripted" and any(s.info.get("success") for s in e.steps)]
     tasks = [e.task for e in train if e.task is not None]
+    if a.rl_tasks == "fresh":  # tasks of no collected episode: the simulator needs none recorded
+        tasks = domain.tasks().sample(len(tasks), seed=a.seed + 1_000_003)
     evals = held_tasks(held, a.eval_tasks)
     print(f"{len(experts)} expert episodes; {len(evals)} held-out tasks", flush=True)
     result: dict[str, Any] = {"args": vars(a), "fidelity": fidelity(wm, domain, held, a, judge), "arms": {}}
