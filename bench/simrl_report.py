@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+TITLES = {"mcp": "mcp notes: lookup + create",
+          "terminal": "terminal: create, delete, inspect, navigate"}
 Z95 = 1.959963984540054  # standard normal quantile of 0.975
 
 
@@ -97,7 +99,9 @@ def plot(r: dict[str, Any], png: Path) -> None:
     ax.set_xlabel("agent training steps (GRPO)")
     ax.set_ylabel("real success, held-out tasks")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"mcp notes: lookup + create (n={r['args']['eval_tasks']})", fontsize=9)
+    domain = r["args"].get("domain", "mcp")  # results written before --domain were mcp's
+    title = TITLES.get(domain, domain)
+    ax.set_title(f"{title} (n={r['args']['eval_tasks']})", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(png)
