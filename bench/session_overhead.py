@@ -29,7 +29,8 @@ time outside the runner; ``--at 2 100 300 --arms session`` shows how it grows wi
 fill after ~55 turns (each turn is ~70 tokens): from then on every step is in the context-full
 regime, where the session slides its window (``agentworld.sim.backends.hf_session``); each
 reported figure is then the *mean* over its window of turns, so that the slides' cost is
-spread over the steps between them as it is in a run.
+spread over the steps between them as it is in a run. ``--slide-target`` sets the share of the
+context a slide cuts the history to (default 0.75): lower slides less often.
 
 Output: per arm and turn, milliseconds of host time per lockstep step and microseconds per
 episode-step (and, with ``--runner real``, ms of ``prepare`` per step), then the ratio
@@ -50,6 +51,7 @@ from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 from agentworld.core.formats import OBS_CLOSE, OBS_OPEN
 from agentworld.sim import Simulator
 from agentworld.sim.backends.hf import HFWorldModel
+from agentworld.sim.backends.hf_session import SLIDE_TARGET
 
 CHATML = (
     "{% for message in messages %}"
@@ -165,7 +167,8 @@ def build_world_model(args: argparse.Namespace) -> tuple[HFWorldModel, ScriptedR
     decode = lambda ids: tokenizer.decode(ids)  # noqa: E731
     engine = EngineLoop(PagedEngine(None, runner=runner, stop_token_ids=stop, decode=decode,
                                     max_positions=32768, max_num_seqs=max(args.episodes, 1)))
-    wm = HFWorldModel(model, tokenizer, engine=engine, max_new_tokens=args.obs_tokens + 8)
+    wm = HFWorldModel(model, tokenizer, engine=engine, max_new_tokens=args.obs_tokens + 8,
+                      slide_target=args.slide_target)
     return wm, runner
 
 
@@ -228,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="scripted: no network; real: the engine's ModelRunner and the tiny model")
     p.add_argument("--max-positions", type=int, default=32768,
                    help="the model's context (below 32768: the context-full regime, window means)")
+    p.add_argument("--slide-target", type=float, default=SLIDE_TARGET,
+                   help="share of the context a full history is cut to (HFWorldModel's slide_target)")
     p.add_argument("--arms", nargs="+", choices=["history", "session"],
                    default=["history", "session"], help="arms to run")
     args = p.parse_args(argv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 
 from agentworld.core import plugins
 from agentworld.core.builtins import ConstantWorldModel
@@ -98,6 +99,16 @@ def test_a_panel_for_every_split():
         for m in models
     )
     assert render_figure(result).startswith(PNG_MAGIC)
+    # four splits (as the quickstart has) stay readable: two panels to a row, each wide
+    # enough, the layout applied (matplotlib warns when the axes collapse), one legend above
+    items.extend(transitions(_episodes(4, seed=3), domain=FirstWord(), split="handwritten"))
+    fig = build_figure(evaluate(models, items, rewards, domain=FirstWord()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig.canvas.draw()
+    panels = fig.axes[4:]
+    assert len(panels) == 4 and all(ax.get_legend() is None for ax in panels)
+    assert min(ax.get_window_extent().width for ax in panels) > 0.3 * fig.bbox.width
     single = evaluate(models, transitions(_episodes(12), domain=FirstWord()), rewards,
                       domain=FirstWord())  # fmt: skip
     assert len(build_figure(single).axes) == 4

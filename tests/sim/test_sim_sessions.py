@@ -107,16 +107,15 @@ def test_replace_last_reanchors_the_history(trained_dir: Path) -> None:
     session.close()
 
 
-def test_a_full_context_slides_the_window_instead_of_rendering_every_step(trained_dir: Path) -> None:
-    """Once the next turn would not fit, the oldest turns are evicted down to SLIDE_TARGET of
-    the budget in one go; between slides a request sends only its new turn, and every prompt
-    is the rendering of the window (system, kept turns, new action) within the budget. (The
-    session's requests are built and committed here as ``append`` does, answers given: the
-    tiny model does not answer past the short histories it was trained on.)"""
+def _slide_through(wm, turns: int = 80) -> tuple[list, list, list, int]:  # noqa: ANN001
+    """80 turns of a session on a context of ~24 turns; the session's requests are built and
+    committed here as ``append`` does, answers given (the tiny model does not answer past the
+    short histories it was trained on). Returns each request's start, the evicted turns after
+    it, the prompt length after each slide, and the budget; asserts every prompt is the
+    rendering of the window (system, kept turns, new action) within the budget."""
     from agentworld.core.formats import wrap_observation
-    from agentworld.sim.backends.hf_session import SLIDE_TARGET, HFSession
+    from agentworld.sim.backends.hf_session import HFSession
 
-    wm = HFBackend().load(str(trained_dir), max_new_tokens=40)
     session = HFSession(wm, [{"role": "system", "content": SYSTEM}])
     user = {"role": "user", "content": "ls d0"}
     answer = {"role": "assistant", "content": wrap_observation("notes-0.md hello.txt")}
@@ -124,8 +123,8 @@ def test_a_full_context_slides_the_window_instead_of_rendering_every_step(traine
     wm.max_positions = 40 + len(wm.render([session.messages()[0], user])) + 24 * turn
     room = 40  # tokens left to generate
     budget = wm.prompt_budget(room)
-    starts, evicted = [], []
-    for k in range(80):
+    starts, evicted, after_slide = [], [], []
+    for k in range(turns):
         user = {"role": "user", "content": f"ls d{k % 10}"}  # turns differ: no shared tail
         held, kept, history = session._held, session.evicted_turns, session.messages()
         ids, start = session._prompt(user, room)
@@ -135,13 +134,42 @@ def test_a_full_context_slides_the_window_instead_of_rendering_every_step(traine
         assert ids == prompt[start or 0 :]  # the new tokens continue the held ones exactly
         if session.evicted_turns == kept and held is not None and k > 0:
             assert start == held  # no slide: only the new turn is sent
+        elif k > 0:
+            after_slide.append(len(prompt))
         starts.append(start)
         evicted.append(session.evicted_turns)
         answer = {"role": "assistant", "content": wrap_observation(f"notes-{k}.md hello.txt")}
         session._messages += [user, answer]  # as _commit does after a parsed answer
         session._held = (start or 0) + len(ids)
+    return starts, evicted, after_slide, budget
+
+
+def test_a_full_context_slides_the_window_instead_of_rendering_every_step(trained_dir: Path) -> None:
+    """Once the next turn would not fit, the oldest turns are evicted down to SLIDE_TARGET of
+    the budget in one go; between slides a request sends only its new turn."""
+    from agentworld.sim.backends.hf_session import SLIDE_TARGET
+
+    wm = HFBackend().load(str(trained_dir), max_new_tokens=40)
+    assert wm.slide_target == SLIDE_TARGET
+    starts, evicted, after_slide, budget = _slide_through(wm)
     slides = [k for k in range(1, len(evicted)) if evicted[k] > evicted[k - 1]]
     assert 3 <= len(slides) <= 10, evicted  # about one per (1 - SLIDE_TARGET) * budget tokens
     assert all(evicted[k] - evicted[k - 1] >= 4 for k in slides)  # several turns at a time
     assert all(starts[k] == 0 for k in slides)  # a slide renders the window once, from 0
     assert sum(s == 0 for s in starts) == len(slides) + 1  # and nothing else does (but step 0)
+    assert all(n <= SLIDE_TARGET * budget for n in after_slide)
+
+
+def test_a_lower_slide_target_slides_less_often_and_further(trained_dir: Path) -> None:
+    wm = HFBackend().load(str(trained_dir), max_new_tokens=40, slide_target=0.5)
+    _, evicted, after_slide, budget = _slide_through(wm)
+    low = [evicted[k] - evicted[k - 1] for k in range(1, len(evicted)) if evicted[k] > evicted[k - 1]]
+    wm = HFBackend().load(str(trained_dir), max_new_tokens=40)
+    _, evicted, _, _ = _slide_through(wm)
+    usual = [evicted[k] - evicted[k - 1] for k in range(1, len(evicted)) if evicted[k] > evicted[k - 1]]
+    assert 2 <= len(low) < len(usual), (low, usual)
+    assert min(low) > max(usual) // 2 and sum(low) / len(low) > sum(usual) / len(usual)
+    assert all(n <= 0.5 * budget for n in after_slide)
+    for bad in (0.0, 1.0, -0.5):
+        with pytest.raises(ValueError, match="slide_target must be in"):
+            HFBackend().load(str(trained_dir), slide_target=bad)

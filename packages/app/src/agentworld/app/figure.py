@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 MIN_TURN_N = 10
 """Turns with fewer transitions are not drawn in the by-turn panel."""
 
+SPLIT_COLUMNS = 2
+"""Per-split panels to a row (four splits in one row left each panel too narrow to read)."""
+
 LossCurves = Mapping[str, Sequence[tuple[int, float]]]
 """``{stage: [(step, loss), ...]}`` in the order the stages ran."""
 
@@ -86,9 +89,9 @@ def _metric_bars(
         ax.set_title("Fidelity by metric: all transitions vs non-empty real output")
     else:
         ax.set_title(f"split: {split} (n={n_all})", fontsize="medium")
-    if n_all:
+    if n_all and split is None:  # a split's panel has the same colours and hatches
         ax.legend(fontsize="x-small", ncol=1 if len(models) < 3 else 2, loc="upper left")
-    else:
+    elif not n_all:
         ax.text(0.5, 0.5, "no transition in this split", ha="center", transform=ax.transAxes)
 
 
@@ -165,16 +168,17 @@ def _losses(ax, curves: LossCurves | None) -> None:
 
 def build_figure(result: EvalResult, loss_curves: LossCurves | None = None) -> Figure:
     """The matplotlib ``Figure`` of ``fidelity.png`` (Agg canvas): the four panels of the module
-    docstring, and below them, when ``result`` has more than one split, a row with one panel
-    per split (:func:`ordered_splits`)."""
+    docstring, and below them, when ``result`` has more than one split, one panel per split
+    (:func:`ordered_splits`), :data:`SPLIT_COLUMNS` to a row."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     splits = ordered_splits(result) if len(result.splits) > 1 else []
-    fig = Figure(figsize=(14, 13.5 if splits else 9.5), dpi=100, layout="constrained")
+    rows = -(-len(splits) // SPLIT_COLUMNS)
+    fig = Figure(figsize=(14, 9.5 + 4.5 * rows), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     if splits:
-        top, bottom = fig.subfigures(2, 1, height_ratios=[2, 1])
+        top, bottom = fig.subfigures(2, 1, height_ratios=[2, rows])
     else:
         top, bottom = fig, None
     (bars, turns), (types, losses) = top.subplots(2, 2)
@@ -184,9 +188,11 @@ def build_figure(result: EvalResult, loss_curves: LossCurves | None = None) -> F
     _by_type(types, result, colors)
     _losses(losses, loss_curves)
     if bottom is not None:
-        axes = bottom.subplots(1, len(splits), squeeze=False)[0]
-        for ax, split in zip(axes, splits, strict=True):
+        axes = bottom.subplots(rows, SPLIT_COLUMNS, squeeze=False).ravel()
+        for ax, split in zip(axes, splits, strict=False):
             _metric_bars(ax, result, colors, split)
+        for ax in axes[len(splits):]:
+            ax.remove()
     fig.suptitle(f"World-model fidelity: {result.num_transitions} transitions of "
                  f"{result.num_episodes} episodes", fontsize="large")  # fmt: skip
     return fig

@@ -25,7 +25,7 @@ from agentworld.sim.backends.hf_loading import (  # noqa: F401 -- re-exported
     resolve_device,
     resolve_dtype,
 )
-from agentworld.sim.backends.hf_session import HFSession
+from agentworld.sim.backends.hf_session import SLIDE_TARGET, HFSession
 from agentworld.sim.backends.model_source import hub_errors, is_hub_source
 from agentworld.sim.batch_loop import BatchLoop
 from agentworld.sim.beam import BeamSearchEngine
@@ -106,9 +106,15 @@ class HFWorldModel(ChatCodec):
             the continuation up to the next ``>>>`` action line (or eos): how a base or
             CPT-only checkpoint, which never learned the block, simulates. A continuation cut
             by ``max_new_tokens`` is malformed (``observation=None``).
+        slide_target: Share of the prompt budget an episode's history is cut to when the
+            next turn would not fit (in ``(0, 1)``, default
+            :data:`~agentworld.sim.backends.hf_session.SLIDE_TARGET`): lower slides less often
+            (each slide re-prefills the window once) and keeps less history in view
+            (:mod:`~agentworld.sim.backends.hf_session`).
 
     Raises:
-        ValueError: The tokenizer has no chat template (``"chat"``), ``engine`` or
+        ValueError: ``slide_target`` outside ``(0, 1)``, the tokenizer has no chat
+            template (``"chat"``), ``engine`` or
             ``prompt_format`` is an unknown name, ``"transcript"`` with ``rewards``,
             ``num_beams > 1`` with sampling or another engine, or ``engine="paged"`` for a
             model with attention the paged kernel does not compute
@@ -133,7 +139,10 @@ class HFWorldModel(ChatCodec):
         domain: str | None = None,
         reasoning: str | None = None,
         prompt_format: Literal["chat", "transcript"] = "chat",
+        slide_target: float = SLIDE_TARGET,
     ):
+        if not 0 < slide_target < 1:
+            raise ValueError(f"slide_target must be in (0, 1), got {slide_target!r}")
         if prompt_format not in ("chat", "transcript"):
             raise ValueError(f"prompt_format must be 'chat' or 'transcript', got {prompt_format!r}")
         if prompt_format == "chat" and not tokenizer.chat_template:
@@ -148,7 +157,7 @@ class HFWorldModel(ChatCodec):
             engine = "beam"
         self.model, self.tokenizer = model, tokenizer
         self.rewards, self.history_window, self.domain = rewards, history_window, domain
-        self.prompt_format = prompt_format
+        self.prompt_format, self.slide_target = prompt_format, slide_target
         self.explain_text = _explainer(domain) if reasoning == "domain" else None
         stop = (TERMINATED_CLOSE,) if rewards else (OBS_CLOSE,)
         if prompt_format == "transcript":
@@ -229,7 +238,8 @@ class HFWorldModel(ChatCodec):
 
         ``options`` go to :class:`HFWorldModel` (``batch_size``, ``max_new_tokens``,
         ``temperature``, ``top_p``, ``seed``, ``engine``, ``engine_options``, ``num_beams``,
-        ``rewards``, ``history_window``, ``domain``, ``reasoning``, ``prompt_format``); ``rewards``,
+        ``rewards``, ``history_window``, ``domain``, ``reasoning``, ``prompt_format``,
+        ``slide_target``); ``rewards``,
         ``history_window``, ``domain`` and ``reasoning`` default to the checkpoint's
         world-model card (``agentworld.json``, :mod:`agentworld.core.card`). ``gguf_file``
         names a GGUF file inside ``path`` to dequantise.

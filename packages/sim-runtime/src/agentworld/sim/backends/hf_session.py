@@ -10,7 +10,7 @@ first step, after an answer that did not parse, with a ``history_window`` (the w
 with the ``"transcript"`` prompt format, or when the chat template does not render turn by turn.
 
 When the next turn would outgrow the context budget, the oldest turns are evicted in one go,
-down to :data:`SLIDE_TARGET` of the budget (:func:`agentworld.sim.prompts.fit_prompt`), and the
+down to :data:`SLIDE_TARGET` of the budget (the model's ``slide_target``) (:func:`agentworld.sim.prompts.fit_prompt`), and the
 history from there is rendered once; the following steps render only their new turn again
 until the budget is full once more. Evicting only the fewest turns that fit would render (and
 prefill) the whole history at every step of a long episode; a slide does so once per
@@ -159,7 +159,7 @@ class HFSession:
             ids = model.render(request)
             if len(ids) <= budget:  # the window as it is (a first step, an unparsed answer)
                 return ids, 0
-            fitted = fit_prompt(request, model.render, int(SLIDE_TARGET * budget))
+            fitted = fit_prompt(request, model.render, int(model.slide_target * budget))
             if not fitted.cut_tokens:  # a slide: the window starts later from now on
                 self.evicted_turns += fitted.dropped_turns
                 return fitted.ids, 0
