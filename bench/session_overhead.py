@@ -30,7 +30,7 @@ fill after ~55 turns (each turn is ~70 tokens): from then on every step is in th
 regime, where the session slides its window (``agentworld.sim.backends.hf_session``); each
 reported figure is then the *mean* over its window of turns, so that the slides' cost is
 spread over the steps between them as it is in a run. ``--slide-target`` sets the share of the
-context a slide cuts the history to (default 0.75): lower slides less often.
+context a slide cuts the history to (default 0.5): lower slides less often.
 
 Output: per arm and turn, milliseconds of host time per lockstep step and microseconds per
 episode-step (and, with ``--runner real``, ms of ``prepare`` per step), then the ratio

@@ -90,6 +90,7 @@ def plot(r: dict[str, Any], png: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(5.2, 3.2), dpi=90)
     for name, arm in r["arms"].items():
@@ -97,6 +98,7 @@ def plot(r: dict[str, Any], png: Path) -> None:
         ys = [p["real_success"] for p in arm["points"]]
         ax.plot(xs, ys, marker="o", label=name)
     ax.set_xlabel("agent training steps (GRPO)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole optimizer steps
     ax.set_ylabel("real success, held-out tasks")
     ax.set_ylim(-0.02, 1.02)
     domain = r["args"].get("domain", "mcp")  # results written before --domain were mcp's

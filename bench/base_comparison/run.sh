@@ -4,6 +4,7 @@
 #
 #   bench/base_comparison/run.sh [BUDGETS="300 900"] [EVAL_N=100] [EVAL_OOD_N=60] [ARMS="tiny smollm2-full smollm2-lora"]
 #   DOMAIN=mcp SEQ=2048 NEW_TOKENS=256 bench/base_comparison/run.sh 300 50 40 "tiny smollm2-full"
+#   DOMAIN=search SEQ=2048 NEW_TOKENS=256 bench/base_comparison/run.sh 300 50 40 "tiny smollm2-full"
 #   DOMAIN=swe SEQ=4096 NEW_TOKENS=256 bench/base_comparison/run.sh 300 40 30 "tiny smollm2-full"
 #   DOMAIN=tty SEQ=2048 NEW_TOKENS=384 bench/base_comparison/run.sh 300 40 20 "tiny smollm2-full"
 #   DOMAIN=web SEQ=2048 NEW_TOKENS=256 bench/base_comparison/run.sh 300 40 20 "tiny smollm2-full"

@@ -11,6 +11,7 @@ from pathlib import Path
 import openai
 import pytest
 
+from agentworld.sim import Simulator
 from agentworld.sim.backends.hf import HFBackend
 from agentworld.sim.backends.openai_client import OpenAIWorldModel
 from agentworld.sim.server import HFChatModel, serve_in_thread
@@ -32,10 +33,11 @@ def two_replicas(checkpoint: Path) -> Iterator[list[tuple[str, object]]]:
         yield replicas
 
 
-def run_episode(client: openai.OpenAI, task: str) -> list[tuple[int, int]]:
-    """One closed-loop episode of :data:`ACTIONS`: ``[(prompt tokens, cached tokens)]`` per turn."""
+def run_episode(client: openai.OpenAI, task: str) -> tuple[list[tuple[int, int]], list[str]]:
+    """One closed-loop episode of :data:`ACTIONS`: ``[(prompt tokens, cached tokens)]`` and the
+    answering server's ``system_fingerprint``, per turn."""
     messages = [{"role": "system", "content": SYSTEM + task}]
-    usage = []
+    usage, served_by = [], []
     for action in ACTIONS:
         messages.append({"role": "user", "content": action})
         response = client.chat.completions.create(
@@ -43,8 +45,20 @@ def run_episode(client: openai.OpenAI, task: str) -> list[tuple[int, int]]:
         )
         details = response.usage.prompt_tokens_details
         usage.append((response.usage.prompt_tokens, details.cached_tokens))
+        served_by.append(response.system_fingerprint)
         messages.append({"role": "assistant", "content": response.choices[0].message.content})
-    return usage
+    return usage, served_by
+
+
+def simulated_infos(base_url: str) -> list[dict]:
+    """The step infos of one :class:`Simulator` episode of :data:`ACTIONS` over the router."""
+    world_model = OpenAIWorldModel("wm", base_url=base_url, max_tokens=8, retries=0)
+    sim = Simulator(world_model)
+    episode = sim.open_sync(SYSTEM, "user@host:~$ ")
+    infos = [info for _, info in (sim.step_many([(episode, a)])[0] for a in ACTIONS)]
+    sim.close_sync(episode)
+    world_model.close()
+    return infos
 
 
 @pytest.mark.parametrize("policy", ["cache_aware", "round_robin"])
@@ -55,18 +69,27 @@ def test_cache_aware_routing_reuses_each_episodes_prefix(
         [root for root, _ in replicas], policy=policy, log=tmp_path / "router.log"
     ) as base_url:
         client = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0)
-        usage = run_episode(client, "Task: find hello.")
+        usage, served_by = run_episode(client, "Task: find hello.")
         served = [wm.engine.engine.stats.num_requests for _, wm in replicas]
+        infos = simulated_infos(base_url)  # the same, seen through the simulator's step infos
     assert sum(served) == len(ACTIONS)
+    assert all(f and f.startswith("agentworld-") for f in served_by)
     block = 16  # the paged engine's default block size: only whole blocks are cached
     if policy == "cache_aware":
         assert sorted(served) == [0, len(ACTIONS)]  # the whole episode on one replica
+        assert len(set(served_by)) == 1
         for (previous, _), (_, cached) in zip(usage, usage[1:], strict=False):
             assert cached >= previous // block * block - block  # the last turn's prompt was reused
+        assert len({info["served_by"] for info in infos}) == 1
+        assert not any("replica_changed" in info for info in infos)
     else:
         assert served == [2, 2]  # turns alternate, so turn t never finds turn t-1's prompt
+        assert len(set(served_by)) == 2 and served_by[0] == served_by[2] != served_by[1]
         for (previous, _), (_, cached) in zip(usage[1:], usage[2:], strict=False):
             assert cached < previous // block * block
+        # every step after the first moved to the other replica, and says so
+        assert [info.get("replica_changed", False) for info in infos] == [False, True, True, True]
+        assert {info["served_by"] for info in infos} == set(served_by)
 
 
 def test_the_openai_backend_counts_the_prefix_hit_rate(qwen3_dir: Path) -> None:

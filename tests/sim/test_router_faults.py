@@ -56,20 +56,23 @@ def replicas(checkpoint: Path, logs: Path, n: int = 2) -> Iterator[list[subproce
             proc.wait(timeout=30)
 
 
-def episode(client: OpenAIWorldModel, task: str, before_turn: dict | None = None) -> list[float]:
+def episode(
+    client: OpenAIWorldModel, task: str, before_turn: dict | None = None
+) -> tuple[list[float], list[str | None]]:
     """One closed-loop episode of :data:`ACTIONS` (``before_turn[k]()`` runs before turn k);
-    the seconds each turn took."""
+    the seconds each turn took, and which server process answered it."""
     history = [{"role": "system", "content": f"{SYSTEM} Task: {task}"}]
-    took = []
+    took, served_by = [], []
     for turn, action in enumerate(ACTIONS):
         (before_turn or {}).get(turn, lambda: None)()
         history.append({"role": "user", "content": action})
         start = time.monotonic()
         (prediction,) = client.predict([history])
         took.append(time.monotonic() - start)
+        served_by.append(prediction.served_by)
         history.append({"role": "assistant", "content": prediction.text})
     assert len(history) == 1 + 2 * len(ACTIONS)
-    return took
+    return took, served_by
 
 
 def test_a_stalled_replica_leaves_the_rotation_and_a_killed_one_loses_no_turn(
@@ -83,19 +86,24 @@ def test_a_stalled_replica_leaves_the_rotation_and_a_killed_one_loses_no_turn(
     ) as base_url:
         # retries=0: what the client sees is what the router did
         client = OpenAIWorldModel("wm", base_url=base_url, max_tokens=8, timeout=60, retries=0)
-        warm = episode(client, "warm up both")  # round-robin: both replicas answer
-        assert max(warm) < 30
+        warm, warm_by = episode(client, "warm up both")  # round-robin: both replicas answer
+        assert max(warm) < 30 and len(set(warm_by)) == 2
 
         os.kill(first.pid, signal.SIGSTOP)  # stalled: the port still accepts, nothing answers
         time.sleep(2 * CHECK_S + CHECK_S + 3)  # two failed checks, each timing out, and a margin
-        stalled = episode(client, "one replica stalled")
+        stalled, stalled_by = episode(client, "one replica stalled")
         # A turn sent to the stalled replica would wait for the 60 s client timeout.
         assert max(stalled) < 10, stalled
+        (second_id,) = set(stalled_by)  # every turn answered by the replica left
 
         os.kill(first.pid, signal.SIGCONT)
         time.sleep(2 * CHECK_S + 3)  # two good checks put it back (sglang-router's default)
         # Killed between turns 2 and 3: with the first replica out of the rotation, its turns
         # would fail (the client does not retry); the router's retry lands them on the first.
-        killed = episode(client, "one replica killed", {3: lambda: (second.kill(), second.wait())})
+        killed, killed_by = episode(
+            client, "one replica killed", {3: lambda: (second.kill(), second.wait())}
+        )
         assert max(killed) < 10, killed
+        (first_id,) = set(warm_by) - {second_id}
+        assert killed_by[3:] == [first_id] * (len(ACTIONS) - 3)  # the survivor took them all
         client.close()

@@ -164,7 +164,7 @@ def test_a_lower_slide_target_slides_less_often_and_further(trained_dir: Path) -
     wm = HFBackend().load(str(trained_dir), max_new_tokens=40, slide_target=0.5)
     _, evicted, after_slide, budget = _slide_through(wm)
     low = [evicted[k] - evicted[k - 1] for k in range(1, len(evicted)) if evicted[k] > evicted[k - 1]]
-    wm = HFBackend().load(str(trained_dir), max_new_tokens=40)
+    wm = HFBackend().load(str(trained_dir), max_new_tokens=40, slide_target=0.75)
     _, evicted, _, _ = _slide_through(wm)
     usual = [evicted[k] - evicted[k - 1] for k in range(1, len(evicted)) if evicted[k] > evicted[k - 1]]
     assert 2 <= len(low) < len(usual), (low, usual)

@@ -167,6 +167,9 @@ class Prediction(BaseModel):
         reward: The reward footer's reward when the world model predicts rewards and the
             footer parsed (:func:`agentworld.core.formats.parse_footer`), else ``None``.
         terminated: The footer's ``terminated`` flag, likewise.
+        served_by: Which server process answered, when a served backend names one (the
+            response's ``system_fingerprint``: ``agentworld serve-openai`` sets a random id
+            per process), else ``None``.
     """
 
     text: str
@@ -174,3 +177,4 @@ class Prediction(BaseModel):
     num_tokens: int = 0
     reward: float | None = None
     terminated: bool | None = None
+    served_by: str | None = None

@@ -40,7 +40,8 @@ from agentworld.core.world_models import (
     SessionWorldModel,
 )
 from agentworld.sim.batcher import Batcher
-from agentworld.sim.sim_records import EpisodeState, FailedPrediction, Message, PendingStep
+from agentworld.sim.sim_records import FailedPrediction as FailedPrediction  # re-exported
+from agentworld.sim.sim_records import EpisodeState, Message, PendingStep, step_info
 
 StepResult = tuple[str | None, dict[str, Any]]
 
@@ -51,7 +52,11 @@ class Simulator:
     A step whose answer has no observation block returns ``(None, info)`` with
     ``info["parsed"] = False`` and leaves the history unchanged, so the step can
     be retried (useful with sampling). ``info`` holds ``raw`` (the answer text),
-    ``parsed``, ``num_tokens`` (generated tokens) and ``turn`` (0-based step index).
+    ``parsed``, ``num_tokens`` (generated tokens) and ``turn`` (0-based step index); with a
+    served world model that names its server process (``Prediction.served_by``), also
+    ``served_by``, and ``replica_changed = True`` on a step answered by another process than
+    the episode's previous step (behind a router: a replica died or stalled and the request
+    was retried elsewhere, or the router rebalanced; the episode's prefix cache was lost).
     A step whose request failed alone (a :class:`FailedPrediction`) raises
     ``RuntimeError`` from :meth:`step` (``step_many`` returns ``(None, info)`` with
     ``info["error"]``); the history is unchanged and other episodes go on.
@@ -375,14 +380,7 @@ class Simulator:
                     observation = transition.observation if transition else None
                     reward = transition.reward if transition else None
                     terminated = transition.terminated if transition else None
-                info: dict[str, Any] = {
-                    "raw": prediction.text,
-                    "parsed": parsed,
-                    "num_tokens": prediction.num_tokens,
-                    "turn": episode.turns if episode is not None else -1,
-                }
-                if isinstance(prediction, FailedPrediction):
-                    info["error"] = prediction.error
+                info = step_info(prediction, episode, parsed)
                 if parsed and self.rewards:
                     info["reward"], info["terminated"] = reward, terminated
                 if episode is not None:

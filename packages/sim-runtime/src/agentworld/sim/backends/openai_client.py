@@ -40,7 +40,9 @@ class OpenAIWorldModel:
     A request the server refuses as invalid (HTTP 400/422, e.g. a history longer
     than its context) becomes a malformed prediction (``observation=None``,
     ``text=""``) with a logged warning, so other episodes go on; an unreachable
-    server, a wrong key or model raise.
+    server, a wrong key or model raise. Each prediction's ``served_by`` is the response's
+    ``system_fingerprint`` (``agentworld serve-openai`` sends a random id per process), so
+    the simulator can mark a step that a router sent to another replica.
 
     Args:
         model: Model name as the server lists it (``GET /v1/models``).
@@ -169,7 +171,12 @@ class OpenAIWorldModel:
             with self._usage_lock:
                 self.num_prompt_tokens += response.usage.prompt_tokens
                 self.num_cached_tokens += cached or 0
-        return Prediction(text=text, observation=parse_prediction(text), num_tokens=num_tokens)
+        return Prediction(
+            text=text,
+            observation=parse_prediction(text),
+            num_tokens=num_tokens,
+            served_by=response.system_fingerprint,
+        )
 
     def close(self) -> None:
         """Release the thread pool and the HTTP connections."""

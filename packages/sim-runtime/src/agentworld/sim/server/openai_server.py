@@ -114,7 +114,7 @@ def _to_chat_request(body: ChatCompletionRequest) -> ChatRequest:
     )
 
 
-def _completion(model_name: str, result: ChatResult) -> ChatCompletion:
+def _completion(model_name: str, result: ChatResult, fingerprint: str) -> ChatCompletion:
     choices = []
     for index, choice in enumerate(result.choices):
         logprobs = None
@@ -146,6 +146,7 @@ def _completion(model_name: str, result: ChatResult) -> ChatCompletion:
         model=model_name,
         choices=choices,
         usage=usage,
+        system_fingerprint=fingerprint,
     )
 
 
@@ -181,6 +182,7 @@ def create_app(
     )
     app.state.batcher = batcher
     created = int(time.time())
+    fingerprint = f"agentworld-{uuid.uuid4().hex[:16]}"  # this server: which replica answered
 
     def check_key(request: Request) -> None:
         if api_key is not None and not bearer_matches(request.headers, api_key):
@@ -222,7 +224,7 @@ def create_app(
             return error_response(500, f"generation failed: {type(error).__name__}: {error}")
         if result.error is not None:
             return error_response(400, result.error)
-        return _completion(model_name, result)
+        return _completion(model_name, result, fingerprint)
 
     return app
 

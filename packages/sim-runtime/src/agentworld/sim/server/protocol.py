@@ -163,6 +163,9 @@ class ChatCompletion(BaseModel):
     model: str
     choices: list[Choice]
     usage: Usage
+    #: OpenAI: "the backend configuration that the model runs with"; here a random id per
+    #: server process, so a client behind a router can tell which replica answered.
+    system_fingerprint: str | None = None
 
 
 class ModelCard(BaseModel):
