@@ -95,8 +95,10 @@ def test_signatures_are_checked_not_only_names(cls: type, message: str) -> None:
 
 def test_a_duplicate_name_is_an_error_unless_a_priority_decides() -> None:
     with registered((_registrar("twin", Counter), "one"), (_registrar("twin", Counter), "two")):
-        with pytest.raises(plugins.PluginContractError, match="registered by both"):
-            plugins.names("domain")
+        # only the contested name is unusable: the registry and every other domain still work
+        with pytest.raises(plugins.PluginContractError, match="registered by both 'one' and 'two'"):
+            plugins.get_domain("twin")
+        assert plugins.get_domain("terminal").name == "terminal"
     with registered(
         (_registrar("twin", Counter), "low"), (_registrar("twin", OldExplain, priority=5), "high")
     ):
@@ -163,3 +165,9 @@ def test_no_signature_is_inspected_outside_the_contract_check() -> None:
         if "inspect.signature" in path.read_text()
     ]
     assert users == ["packages/core/src/agentworld/core/contracts.py"]
+
+
+def test_a_domain_registered_under_another_name_than_its_own_is_refused() -> None:
+    with registered((_registrar("renamed", Counter), "renaming-plugin")):
+        with pytest.raises(plugins.PluginContractError, match="has name 'counter'.*'renamed'"):
+            plugins.get_domain("renamed")

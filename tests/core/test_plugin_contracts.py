@@ -166,15 +166,18 @@ def test_hook_register_domains() -> None:
             plugins.get_domain("half-rewarding")
 
 
-def test_registration_with_a_bad_factory_names_the_plugin() -> None:
+def test_registration_with_a_bad_factory_names_the_plugin(caplog: pytest.LogCaptureFixture) -> None:
     class Bad:
         @hookimpl
         def register_rewards(self, register):
             register("", None)
 
+    plugins.skipped.pop("bad-registration", None)
     with registered(Bad(), "bad-registration"):
-        with pytest.raises(plugins.PluginContractError, match="plugin 'bad-registration'"):
-            plugins.names("reward")
+        names = plugins.names("reward")  # the other plugins' rewards are still there
+    assert names and "" not in names
+    assert "must call register(name, factory)" in plugins.skipped.pop("bad-registration")
+    assert "skipped plugin 'bad-registration'" in caplog.text
 
 
 class Doubling:

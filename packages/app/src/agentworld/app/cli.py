@@ -27,6 +27,12 @@ def main() -> None:
     plugins.load_plugins().hook.register_commands(cli=app)
     try:
         app()
-    except (plugins.UnknownPluginError, EnvironmentUnavailableError, ValueError, OSError) as e:
+    except (
+        plugins.UnknownPluginError,
+        plugins.PluginContractError,
+        EnvironmentUnavailableError,
+        ValueError,
+        OSError,
+    ) as e:
         console.print(f"[red]error:[/red] {escape(str(e))}")
         sys.exit(2)

@@ -144,6 +144,12 @@ def check_policies(domain: Domain, policies: Iterable[str]) -> None:
         ValueError: naming the missing policies and the valid ones.
     """
     available = domain.policies()
+    if not available:
+        raise ValueError(
+            f"domain {domain.name!r} offers no policies here (its policies() returned none), "
+            "so nothing can act in its environment; a domain plugin returns its policies "
+            "from policies() (docs/plugins.md)"
+        )
     unknown = [p for p in policies if p not in available]
     if unknown:
         raise ValueError(

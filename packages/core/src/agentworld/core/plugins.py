@@ -10,10 +10,18 @@ Environment variables:
     AGENTWORLD_LOAD_PLUGINS: comma-separated entry-point names; when set, only
         these third-party/built-in entry points are loaded ("" loads none).
     AGENTWORLD_BLOCK_PLUGINS: comma-separated entry-point names never loaded.
+
+A broken third-party plugin does not stop the others: an entry point that fails to import or
+to register (pluggy's validation: a hook parameter other than ``register``), or whose
+registration hook raises, is skipped with a one-line warning naming it (:data:`skipped`); an
+``@hookimpl`` whose name is not an agentworld hook (a typo such as ``register_domain``) is
+reported the same way. Two registrations of one name without priorities make only that name
+unusable (:class:`PluginContractError` when it is asked for), not the whole registry.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +40,8 @@ from agentworld.core.protocols import (
     Trainer,
 )
 
+logger = logging.getLogger(__name__)
+
 GROUP = "agentworld"
 KINDS = {
     "domain": "register_domains",
@@ -41,6 +51,8 @@ KINDS = {
 }
 #: Kinds whose objects may hold state between calls: built fresh by every :func:`get`.
 FRESH_KINDS = frozenset({"trainer"})
+#: The hooks a plugin may implement, with their one parameter.
+HOOKS = ", ".join([*(f"{hook}(register)" for hook in KINDS.values()), "register_commands(cli)"])
 
 
 class UnknownPluginError(KeyError):
@@ -49,9 +61,11 @@ class UnknownPluginError(KeyError):
     def __init__(self, kind: str, name: str, installed: list[str]):
         self.kind, self.name, self.installed = kind, name, installed
         listed = ", ".join(sorted(installed)) or "none"
+        broken = "; ".join(f"{ep}: {why}" for ep, why in sorted(skipped.items()))
         super().__init__(
             f"unknown {kind} {name!r}; installed {kind}s: {listed}. "
             f"Install a plugin that provides it (see `agentworld plugins`)."
+            + (f" Skipped as broken: {broken}." if broken else "")
         )
 
     def __str__(self) -> str:
@@ -88,6 +102,11 @@ def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
             )
         if not missing:
             _check_signatures(label, obj, capability)
+    if kind == "domain" and obj.name != name:  # episodes are recorded under a domain's .name
+        raise PluginContractError(
+            f"{label} has name {obj.name!r}; a domain's name must be the name it is registered "
+            f"under ({name!r}), since recorded episodes name their domain by it"
+        )
 
 
 def _check_signatures(label: str, obj: Any, protocol: type) -> None:
@@ -106,6 +125,20 @@ class _Registry:
     priorities: dict[str, int | None] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
     checked: set[str] = field(default_factory=set)
+    #: Names registered twice without a priority to choose: the message for whoever asks.
+    conflicts: dict[str, str] = field(default_factory=dict)
+
+
+#: Plugins skipped as broken: entry-point (or plugin) name -> why.
+skipped: dict[str, str] = {}
+
+
+def _skip(name: str, why: str) -> None:
+    skipped[name] = why
+    logger.warning(
+        "agentworld: skipped plugin %r: %s. Fix or uninstall it, or set "
+        "AGENTWORLD_BLOCK_PLUGINS=%s to stop loading it.", name, why, name
+    )
 
 
 pm = pluggy.PluginManager(GROUP)
@@ -134,11 +167,23 @@ def load_plugins() -> pluggy.PluginManager:
             continue
         if pm.get_plugin(ep.name) is not None:
             continue
-        pm.register(ep.load(), name=ep.name)
+        try:
+            pm.register(ep.load(), name=ep.name)
+        except pluggy.PluginValidationError as error:
+            _skip(ep.name, f"{ep.value}: {error} (the hooks: {HOOKS})")
+        except Exception as error:  # noqa: BLE001 -- any import failure of a third party
+            _skip(ep.name, f"{ep.value} failed to import: {type(error).__name__}: {error}")
     from agentworld.core import builtins
 
     if pm.get_plugin("core") is None:
         pm.register(builtins, name="core")
+    for hook, caller in vars(pm.hook).items():  # an @hookimpl under a name no spec has
+        if not caller.has_spec():
+            for impl in caller.get_hookimpls():
+                logger.warning(
+                    "agentworld: plugin %r: its hook %r is not an agentworld hook and is "
+                    "ignored (the hooks: %s)", impl.plugin_name, hook, HOOKS
+                )
     return pm
 
 
@@ -170,26 +215,30 @@ def _registry(kind: str) -> _Registry:
                 reg.owners[name] = _owner
                 reg.priorities[name] = priority
 
-            impl.function(register=register)
+            try:
+                impl.function(register=register)
+            except Exception as error:  # noqa: BLE001 -- a third party's hook: skip it alone
+                _skip(owner, f"{KINDS[kind]} raised {type(error).__name__}: {error}")
         _registries[kind] = reg
     return reg
 
 
 def _replaces(reg: _Registry, name: str, owner: str, priority: int | None) -> bool:
     """Whether a second registration of ``name`` (by ``owner``, with ``priority``) wins over
-    the first: the higher priority wins (no priority counts as 0).
-
-    Raises:
-        PluginContractError: neither registration gives a priority, or both give the same.
-    """
+    the first: the higher priority wins (no priority counts as 0). When neither gives a
+    priority, or both give the same, neither wins: ``name`` is recorded as a conflict, which
+    :func:`factory` raises as :class:`PluginContractError` for whoever asks for it."""
     first, second = reg.priorities[name], priority
     if (first is None and second is None) or (first or 0) == (second or 0):
-        raise PluginContractError(
+        message = (
             f"{reg.kind.replace('_', ' ')} {name!r} is registered by both "
             f"{reg.owners[name]!r} and {owner!r}; uninstall one, block one with "
             "AGENTWORLD_BLOCK_PLUGINS, or register with a priority (register(name, factory, "
             "priority=N): the higher wins)"
         )
+        reg.conflicts[name] = message
+        logger.warning("agentworld: %s", message)
+        return False
     return (second or 0) > (first or 0)
 
 
@@ -212,9 +261,13 @@ def factory(kind: str, name: str) -> Callable[..., Any]:
     """The registered factory for ``name``.
 
     Raises:
-        UnknownPluginError: ``name`` is not registered; the message lists the installed ones.
+        UnknownPluginError: ``name`` is not registered; the message lists the installed ones
+            (and the plugins skipped as broken).
+        PluginContractError: two plugins register ``name`` and no priority chooses.
     """
     reg = _registry(kind)
+    if name in reg.conflicts:
+        raise PluginContractError(reg.conflicts[name])
     if name not in reg.factories:
         raise UnknownPluginError(kind.replace("_", " "), name, list(reg.factories))
     return reg.factories[name]

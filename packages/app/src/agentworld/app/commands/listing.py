@@ -26,6 +26,13 @@ def plugins_cmd() -> None:
         console.print(f"{kind.replace('_', ' ')}: {listed}")
 
 
+def _owner(name: str) -> str:
+    try:
+        return plugins.owner("domain", name)
+    except KeyError:
+        return "?"
+
+
 @app.command("domains")
 def domains_cmd() -> None:
     """List installed domains: whether a real environment runs here (else data-only: trained
@@ -41,7 +48,12 @@ def domains_cmd() -> None:
     table.add_column("version", overflow="fold")
     facts: list[tuple[str, dict[str, str]]] = []
     for name in plugins.names("domain"):
-        domain = plugins.get_domain(name)
+        try:
+            domain = plugins.get_domain(name)
+        except Exception as e:  # noqa: BLE001 -- a broken domain is listed as such, the rest go on
+            table.add_row(name, "[red]broken[/red]", _owner(name), "-")
+            facts.append((name, {"error": str(e)}))
+            continue
         offline = isinstance(domain, OfflineDomain) and not domain.has_environment
         table.add_row(name, "no (data-only)" if offline else "yes",
                       plugins.owner("domain", name), domain.version)

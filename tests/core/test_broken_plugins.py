@@ -1,0 +1,80 @@
+"""Broken third-party plugins, installed for real (a ``*.dist-info`` with ``entry_points.txt``
+on ``sys.path``, read by :mod:`importlib.metadata`), in a fresh interpreter each: one that
+fails to import, one whose hook has the wrong parameter name, one whose hook raises, and a
+misspelled hook. Each is skipped or reported with a warning naming it; the other plugins, and
+the CLI, go on working."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGINS = {
+    "bad_import": "import no_such_module_here\n",
+    "bad_argname": (
+        "from agentworld.core.hookspecs import hookimpl\n"
+        "@hookimpl\ndef register_domains(reg):\n    reg('never', object)\n"
+    ),
+    "bad_raises": (
+        "from agentworld.core.hookspecs import hookimpl\n"
+        "@hookimpl\ndef register_domains(register):\n    raise RuntimeError('boom in the hook')\n"
+    ),
+    "bad_typo": (
+        "from agentworld.core.hookspecs import hookimpl\n"
+        "@hookimpl\ndef register_domain(register):\n    register('typo', object)\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    info = root / "bad_plugins-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-plugins\nVersion: 0.1\n")
+    lines = ["[agentworld]"] + [f"{name} = {name}" for name in PLUGINS]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    for name, source in PLUGINS.items():
+        (root / f"{name}.py").write_text(source)
+    return root
+
+
+def run(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    command = [sys.executable, "-c", "from agentworld.app.cli import main; main()", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_broken_plugins_are_skipped_by_name_and_the_cli_goes_on(site: Path) -> None:
+    got = run(site, "plugins")
+    assert got.returncode == 0, got.stderr[-2000:]
+    assert "terminal" in got.stdout  # the installed plugins are still listed
+    err = got.stderr
+    assert "Traceback" not in err
+    assert "skipped plugin 'bad_import': bad_import failed to import: ModuleNotFoundError" in err
+    assert "skipped plugin 'bad_argname'" in err and "register_domains(register)" in err
+    assert "AGENTWORLD_BLOCK_PLUGINS=bad_import" in err
+    assert "plugin 'bad_typo': its hook 'register_domain' is not an agentworld hook" in err
+
+
+def test_a_raising_hook_is_skipped_alone_and_named_when_its_domain_is_asked_for(site: Path) -> None:
+    got = run(site, "collect", "--domain", "typo", "--episodes", "1", "--out", "/dev/null")
+    assert got.returncode == 2, got.stderr[-2000:]
+    assert "Traceback" not in got.stderr + got.stdout
+    assert "skipped plugin 'bad_raises': register_domains raised RuntimeError: boom" in got.stderr
+    out = " ".join((got.stdout + got.stderr).split())
+    assert "unknown domain 'typo'" in out and "Skipped as broken: bad_argname" in out
+
+
+def test_blocked_plugins_are_not_loaded_and_not_warned_about(site: Path) -> None:
+    env_block = "bad_import,bad_argname,bad_raises,bad_typo"
+    got = subprocess.run(
+        [sys.executable, "-c", "from agentworld.app.cli import main; main()", "plugins"],
+        env={**os.environ, "PYTHONPATH": str(site), "AGENTWORLD_BLOCK_PLUGINS": env_block},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert got.returncode == 0 and "skipped" not in got.stderr and "bad_" not in got.stderr
