@@ -135,6 +135,7 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
                                "--max-new-tokens", "16"], input="ls\npwd\n")
     assert done.exit_code == 0, done.output
     assert "task:" in done.stdout and "user@sandbox:~$ " in done.stdout
+    assert "user@sandbox:~$ ls\n" in done.stdout  # piped actions are echoed after the prompt
     # an eval-only pipeline over existing files
     eval_only = tmp_path / "eval.toml"
     eval_only.write_text(f'[run]\ndir = "{tmp_path / "e2"}"\nheldout_data = "{run_dir / "episodes/heldout.jsonl"}"\n'

@@ -90,6 +90,13 @@ def eval_cmd(
     console.print("report: " + ", ".join(paths.values()))
 
 
+def _show(text: str) -> None:
+    """Write one observation or action; a terminal observation ends in its prompt (kept on
+    the line for the next action), any other text ends its line here."""
+    sys.stdout.write(text if text.endswith((" ", "\n")) else text + "\n")
+    sys.stdout.flush()
+
+
 @app.command("simulate")
 def simulate_cmd(
     model: Annotated[str, typer.Option(
@@ -121,14 +128,14 @@ def simulate_cmd(
     episode = start_episode(env, options={"task": task, "system_prompt": env_domain.system_prompt(task),
                                           "initial_observation": text_of(initial)})
     console.print(f"[bold]task:[/bold] {escape(task.instruction)}\n(simulated; Ctrl-D to quit)")
-    sys.stdout.write(episode.initial_observation)
-    sys.stdout.flush()
+    echo = not sys.stdin.isatty()  # piped actions are not shown by a terminal: show them here
+    _show(episode.initial_observation)
     for line in sys.stdin:
+        if echo:
+            _show(line.rstrip("\n") + "\n")
         t = step_episode(env, episode, Action(text=line.rstrip("\n")))
         shown = t.observation if t.info.get("parsed", True) else f"[unparsed answer] {t.info.get('raw', '')}\n"
-        # A terminal observation ends in its prompt; any other ends its line here.
-        sys.stdout.write(shown if shown.endswith((" ", "\n")) else shown + "\n")
-        sys.stdout.flush()
+        _show(shown)
         if episode.done:
             console.print("\n[episode ended]", markup=False)
             break
