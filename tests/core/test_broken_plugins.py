@@ -27,6 +27,13 @@ PLUGINS = {
         "from agentworld.core.hookspecs import hookimpl\n"
         "@hookimpl\ndef register_domain(register):\n    register('typo', object)\n"
     ),
+    "bad_name": (
+        "from agentworld.core.domain_base import DomainBase\n"
+        "from agentworld.core.hookspecs import hookimpl\n"
+        "class Other(DomainBase):\n    name, version = 'other', '1'\n"
+        "    def system_prompt(self, task):\n        return ''\n"
+        "@hookimpl\ndef register_domains(register):\n    register('renamed', Other)\n"
+    ),
 }
 
 
@@ -43,8 +50,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(site)}
+def run(site: Path, *args: str, **env_vars: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(site), **env_vars}
     command = [sys.executable, "-c", "from agentworld.app.cli import main; main()", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
@@ -71,10 +78,14 @@ def test_a_raising_hook_is_skipped_alone_and_named_when_its_domain_is_asked_for(
 
 
 def test_blocked_plugins_are_not_loaded_and_not_warned_about(site: Path) -> None:
-    env_block = "bad_import,bad_argname,bad_raises,bad_typo"
-    got = subprocess.run(
-        [sys.executable, "-c", "from agentworld.app.cli import main; main()", "plugins"],
-        env={**os.environ, "PYTHONPATH": str(site), "AGENTWORLD_BLOCK_PLUGINS": env_block},
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    got = run(site, "plugins", AGENTWORLD_BLOCK_PLUGINS=",".join(PLUGINS))
     assert got.returncode == 0 and "skipped" not in got.stderr and "bad_" not in got.stderr
+
+
+def test_agentworld_domains_lists_a_broken_domain_as_broken_and_the_rest_as_usual(site: Path) -> None:
+    got = run(site, "domains", COLUMNS="200")
+    assert got.returncode == 0, got.stderr[-2000:]
+    rows = {line.split("│")[1].strip(): line for line in got.stdout.splitlines() if "│" in line}
+    assert "broken" in rows["renamed"] and "bad_name" in rows["renamed"]
+    assert "yes" in rows["terminal"]
+    assert "has name 'other'" in " ".join(got.stdout.split())

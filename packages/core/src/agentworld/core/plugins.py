@@ -177,12 +177,12 @@ def load_plugins() -> pluggy.PluginManager:
 
     if pm.get_plugin("core") is None:
         pm.register(builtins, name="core")
-    for hook, caller in vars(pm.hook).items():  # an @hookimpl under a name no spec has
-        if not caller.has_spec():
-            for impl in caller.get_hookimpls():
+    for plugin in pm.get_plugins():  # an @hookimpl under a name no spec has
+        for caller in pm.get_hookcallers(plugin) or []:
+            if not caller.has_spec():
                 logger.warning(
                     "agentworld: plugin %r: its hook %r is not an agentworld hook and is "
-                    "ignored (the hooks: %s)", impl.plugin_name, hook, HOOKS
+                    "ignored (the hooks: %s)", pm.get_name(plugin), caller.name, HOOKS
                 )
     return pm
 

@@ -26,13 +26,6 @@ def plugins_cmd() -> None:
         console.print(f"{kind.replace('_', ' ')}: {listed}")
 
 
-def _owner(name: str) -> str:
-    try:
-        return plugins.owner("domain", name)
-    except KeyError:
-        return "?"
-
-
 @app.command("domains")
 def domains_cmd() -> None:
     """List installed domains: whether a real environment runs here (else data-only: trained
@@ -51,7 +44,7 @@ def domains_cmd() -> None:
         try:
             domain = plugins.get_domain(name)
         except Exception as e:  # noqa: BLE001 -- a broken domain is listed as such, the rest go on
-            table.add_row(name, "[red]broken[/red]", _owner(name), "-")
+            table.add_row(name, "[red]broken[/red]", plugins.owner("domain", name), "-")
             facts.append((name, {"error": str(e)}))
             continue
         offline = isinstance(domain, OfflineDomain) and not domain.has_environment
