@@ -89,3 +89,17 @@ def test_agentworld_domains_lists_a_broken_domain_as_broken_and_the_rest_as_usua
     assert "broken" in rows["renamed"] and "bad_name" in rows["renamed"]
     assert "yes" in rows["terminal"]
     assert "has name 'other'" in " ".join(got.stdout.split())
+
+
+def test_a_python_user_gets_no_warning_about_the_projects_own_hooks() -> None:
+    """``register_commands`` is the application's hook: a library user who never loads the CLI
+    (so its spec is not added) gets no "not an agentworld hook" warning for the built-in
+    plugins that implement it (there were three, one per built-in command plugin)."""
+    code = ("from agentworld.core.plugins import get_domain; d = get_domain('terminal'); "
+            "print(d.name)")
+    got = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
+                         text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip() == "terminal"
+    assert "not an agentworld hook" not in got.stderr, got.stderr
+    assert got.stderr.strip() == "", got.stderr

@@ -51,6 +51,9 @@ KINDS = {
 }
 #: Kinds whose objects may hold state between calls: built fresh by every :func:`get`.
 FRESH_KINDS = frozenset({"trainer"})
+#: Hooks another layer specifies in the same pluggy project (the CLI's ``register_commands``,
+#: :mod:`agentworld.app.hookspecs`): not typos, whether or not that layer is loaded.
+APPLICATION_HOOKS = frozenset({"register_commands"})
 #: The hooks a plugin may implement, with their one parameter.
 HOOKS = ", ".join([*(f"{hook}(register)" for hook in KINDS.values()), "register_commands(cli)"])
 
@@ -179,7 +182,7 @@ def load_plugins() -> pluggy.PluginManager:
         pm.register(builtins, name="core")
     for plugin in pm.get_plugins():  # an @hookimpl under a name no spec has
         for caller in pm.get_hookcallers(plugin) or []:
-            if not caller.has_spec():
+            if not caller.has_spec() and caller.name not in APPLICATION_HOOKS:
                 logger.warning(
                     "agentworld: plugin %r: its hook %r is not an agentworld hook and is "
                     "ignored (the hooks: %s)", pm.get_name(plugin), caller.name, HOOKS
