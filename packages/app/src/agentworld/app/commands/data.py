@@ -52,7 +52,7 @@ def collect_cmd(
     workers: Annotated[int, typer.Option(min=1, help="Environments run in parallel.")] = 2,
     executor: Annotated[str, typer.Option(help=(
         "Where environments run: threads (this process) or ray (Ray actors; needs "
-        "agentworld-core\\[ray])."))] = "threads",
+        "the ray extra of agentworld-core)."))] = "threads",
     ray_address: Annotated[str | None, typer.Option(help=(
         "Ray cluster for --executor ray: auto, HOST:PORT or ray://HOST:PORT "
         "(default: a new local cluster)."))] = None,

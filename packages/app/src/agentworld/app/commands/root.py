@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
+#: Below this many columns rich's option tables cut long option names (``--max-transitio…``);
+#: there the help is click's plain text, which wraps and never cuts.
+RICH_HELP_MIN_COLUMNS = 100
+
 app = typer.Typer(
     name="agentworld",
+    rich_markup_mode="rich" if shutil.get_terminal_size().columns >= RICH_HELP_MIN_COLUMNS else None,
     help="Train language world models of agent environments and serve them as RL simulators.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -14,7 +14,7 @@ from agentworld.app.commands.root import RunDir, app, console
 def run_cmd(
     pipeline: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Pipeline TOML file.")],
     run_dir: Annotated[str | None, typer.Option(
-        "--out", "--run-dir", help="Override \\[run].dir (--run-dir: the old name).")] = None,
+        "--out", "--run-dir", help="Override the run table's dir (--run-dir: the old name).")] = None,
 ) -> None:
     """Run the stages composed in a pipeline file (collect, cpt, sft, rl, eval, simulate)."""
     from agentworld.app.config import load_config
