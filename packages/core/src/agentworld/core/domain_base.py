@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from agentworld.core.errors import EnvironmentUnavailableError
+from agentworld.core.options import AnyEnvOptions
 from agentworld.core.protocols import (
     ConsistencyDomain,
     DeterminismDomain,
@@ -54,6 +57,8 @@ class DomainBase:
     history_window: int | None = None
     has_environment: bool = True
     actions: list[str] = []  # noqa: RUF012 - read-only default: a discrete action set
+    # What make_env takes from `collect --set` / a pipeline file (agentworld.core.options)
+    env_options: type[BaseModel] = AnyEnvOptions
 
     # -- required ------------------------------------------------------------------------
     def system_prompt(self, task: Task | None) -> str:
