@@ -175,7 +175,12 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 def deny_tiocsti() -> None:
     """Install a seccomp filter refusing ``ioctl(fd, TIOCSTI, ...)`` with ``EPERM`` for this
     process and its descendants (``seccomp(2)``, classic BPF over ``struct seccomp_data``).
-    Another architecture than x86-64 or arm64 gets no filter."""
+
+    Every system call entry but the machine's native one is refused with ``EPERM`` as a whole:
+    the filter checks ``seccomp_data.arch``, so the 32-bit entries (``int 0x80`` and
+    ``sysenter`` on x86-64, AArch32 on arm64), which number ``ioctl`` differently (54 on
+    i386), cannot type into the terminal; nor can the x32 numbers (``nr`` with bit 30 set) of
+    the native entry. Another architecture than x86-64 or arm64 gets no filter."""
     arch = _ARCH.get(os.uname().machine)
     if arch is None:
         return
@@ -184,7 +189,7 @@ def deny_tiocsti() -> None:
     allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
     program = b"".join((
         _bpf(ld_w_abs, 4),  # seccomp_data.arch
-        _bpf(jeq_k, audit_arch, 0, 5),  # another ABI: allow (cannot be ioctl on this one)
+        _bpf(jeq_k, audit_arch, 0, 6),  # another ABI (i386, AArch32): refused
         _bpf(ld_w_abs, 0),  # seccomp_data.nr
         _bpf(jge_k, 0x40000000, 4, 0),  # x32 system calls: refused
         _bpf(jeq_k, nr_ioctl, 0, 2),
