@@ -10,7 +10,10 @@ requests are gathered into one batched ``generate`` call (:class:`Batcher`).
 Errors are ``{"error": {"message", "type", "param", "code"}}`` with 400 for
 invalid requests, 401 for a missing or wrong key (when the server has one),
 404 for an unknown model or route, 413 for a body over ``max_body_bytes`` (refused
-before it is read), 500 for a failed generation. Every request is validated on its own
+before it is read) or messages over the prompt byte bound (refused before they are
+tokenised, :mod:`.admission`), 500 for a failed generation, 503 when too many large prompts
+wait for the tokenizer. Prompts are rendered and tokenised in worker threads, never on the
+event loop. Every request is validated on its own
 before it joins a batch (:mod:`.protocol` bounds every number), and a batch whose
 generation fails is retried request by request, so one bad request never fails the
 requests batched with it.
@@ -21,6 +24,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
@@ -29,6 +34,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from agentworld.sim.server.admission import (
+    PROMPT_BYTES_PER_TOKEN,
+    PromptBound,
+    PromptTooLarge,
+    TokenizerBusy,
+    TokenizerPool,
+)
 from agentworld.sim.server.auth import UNAUTHORIZED, bearer_matches, check_exposure
 from agentworld.sim.batcher import Batcher
 from agentworld.sim.server.chat import (
@@ -64,8 +76,18 @@ _ERROR_TYPES = {
     401: "authentication_error",
     404: "not_found_error",
     413: "invalid_request_error",
+    503: "server_error",
 }
 MAX_BODY_BYTES = 1024 * 1024
+"""Smallest default body bound (bytes); it grows to twice the prompt bound for long contexts."""
+
+
+def body_limit(max_body_bytes: int | None, prompt: PromptBound) -> int:
+    """The request body bound (bytes): ``max_body_bytes`` when given, else the larger of
+    :data:`MAX_BODY_BYTES` and twice the prompt bound (room for JSON escapes and fields)."""
+    if max_body_bytes is not None:
+        return max_body_bytes
+    return max(MAX_BODY_BYTES, 2 * prompt.max_bytes)
 
 
 def error_body(status: int, message: str, param: str | None = None) -> dict[str, Any]:
@@ -74,6 +96,7 @@ def error_body(status: int, message: str, param: str | None = None) -> dict[str,
         401: "invalid_api_key",
         404: "model_not_found" if param == "model" else "not_found",
         413: "request_too_large",
+        503: "server_busy",
     }
     error = ErrorBody(
         message=message,
@@ -158,7 +181,11 @@ def create_app(
     max_wait_s: float = 0.01,
     max_n: int = 16,
     api_key: str | None = None,
-    max_body_bytes: int = MAX_BODY_BYTES,
+    max_body_bytes: int | None = None,
+    max_prompt_bytes: int | None = None,
+    prompt_bytes_per_token: float = PROMPT_BYTES_PER_TOKEN,
+    tokenize_workers: int = 2,
+    max_tokenize_waiting: int = 16,
 ) -> FastAPI:
     """The FastAPI application serving ``chat_model`` under the name ``model_name``.
 
@@ -169,12 +196,35 @@ def create_app(
         max_wait_s: Longest wait for more requests before a partial batch runs (seconds).
         max_n: Largest ``n`` (choices per request) accepted.
         api_key: When set, ``/v1/*`` requests must send ``Authorization: Bearer <api_key>``.
-        max_body_bytes: Largest request body accepted (bytes); larger ones get 413.
+        max_body_bytes: Largest request body accepted (bytes); larger ones get 413. ``None``:
+            see :func:`body_limit`.
+        max_prompt_bytes: Most UTF-8 bytes of message text; larger prompts get 413 before
+            they are tokenised. ``None``: ``chat_model.max_context * prompt_bytes_per_token``.
+        prompt_bytes_per_token: Bytes allowed per context token for that default.
+        tokenize_workers: Threads tokenising prompts, per lane (small and large prompts).
+        max_tokenize_waiting: Most large prompts queued or tokenising; more get 503.
+
+    Raises:
+        ValueError: A bound out of range.
     """
-    app = FastAPI(title="agentworld OpenAI-compatible server")
+    prompt_bound = PromptBound.derive(
+        chat_model.max_context,
+        max_prompt_bytes=max_prompt_bytes,
+        bytes_per_token=prompt_bytes_per_token,
+        fallback_bytes=max_body_bytes or MAX_BODY_BYTES,
+    )
+    pool = TokenizerPool(workers=tokenize_workers, max_waiting=max_tokenize_waiting)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        pool.close()
+
+    app = FastAPI(title="agentworld OpenAI-compatible server", lifespan=lifespan)
+    app.state.prompt_bound, app.state.tokenizer_pool = prompt_bound, pool
     app.add_middleware(
         BodyLimitMiddleware,
-        max_bytes=max_body_bytes,
+        max_bytes=body_limit(max_body_bytes, prompt_bound),
         error_body=lambda message: error_body(413, message),
     )
     batcher: Batcher[PreparedChat, ChatResult] = Batcher(
@@ -213,8 +263,14 @@ def create_app(
             return error_response(404, message, "model")
         if body.n > max_n:
             return error_response(400, f"n must be at most {max_n}, got {body.n}", "n")
+        request = _to_chat_request(body)
         try:
-            prepared = chat_model.prepare(_to_chat_request(body))
+            size = prompt_bound.check(request.messages)
+            prepared = await pool.run(lambda: chat_model.prepare(request), size)
+        except PromptTooLarge as error:
+            return error_response(413, str(error), "messages")
+        except TokenizerBusy as error:
+            return error_response(503, str(error))
         except RequestError as error:
             return error_response(400, str(error), error.param)
         try:
@@ -240,7 +296,10 @@ def serve(
     max_wait_s: float = 0.01,
     default_max_tokens: int = 1024,
     api_key: str | None = None,
-    max_body_bytes: int = MAX_BODY_BYTES,
+    max_body_bytes: int | None = None,
+    max_prompt_bytes: int | None = None,
+    prompt_bytes_per_token: float = PROMPT_BYTES_PER_TOKEN,
+    tokenize_workers: int = 2,
     no_auth: bool = False,
     **load_options: Any,
 ) -> None:
@@ -250,6 +309,8 @@ def serve(
     ``api_key``, clients must send it as a bearer token. A ``host`` other than loopback
     needs ``api_key`` or ``no_auth`` (see :mod:`agentworld.sim.server.auth`).
     The model is listed under ``served_model_name`` (default: ``checkpoint`` as given).
+    ``max_body_bytes``, ``max_prompt_bytes``, ``prompt_bytes_per_token`` and
+    ``tokenize_workers`` bound requests as :func:`create_app` describes.
     Slow clients are cut off (:mod:`agentworld.sim.server.slow_clients`): request headers
     must arrive within 10 s, idle keep-alive connections close after 5 s.
 
@@ -272,6 +333,9 @@ def serve(
         max_wait_s=max_wait_s,
         api_key=api_key,
         max_body_bytes=max_body_bytes,
+        max_prompt_bytes=max_prompt_bytes,
+        prompt_bytes_per_token=prompt_bytes_per_token,
+        tokenize_workers=tokenize_workers,
     )
     uvicorn.run(
         app,
