@@ -143,8 +143,27 @@ def register_commands(cli: Any) -> None:
             typer.Option("--no-auth", help="Allow a non-loopback --host without an API key."),
         ] = False,
         max_body_bytes: Annotated[
-            int, typer.Option(min=1, help="Largest request body (bytes); larger ones get 413.")
-        ] = 1024 * 1024,
+            int | None,
+            typer.Option(
+                min=1,
+                help="Largest request body (bytes); larger ones get 413 "
+                "(default: 1 MiB or twice the prompt bound, whichever is larger).",
+            ),
+        ] = None,
+        max_prompt_bytes: Annotated[
+            int | None,
+            typer.Option(
+                min=1,
+                help="Most bytes of message text; larger prompts get 413 before they are "
+                "tokenised (default: the context length x --prompt-bytes-per-token).",
+            ),
+        ] = None,
+        prompt_bytes_per_token: Annotated[
+            float, typer.Option(min=0.1, help="Bytes allowed per context token (see above).")
+        ] = 16.0,
+        tokenize_workers: Annotated[
+            int, typer.Option(min=1, help="Threads tokenising prompts (per lane: small, large).")
+        ] = 2,
     ) -> None:
         """Serve a chat checkpoint over an OpenAI-compatible API.
 
@@ -179,6 +198,9 @@ def register_commands(cli: Any) -> None:
             default_max_tokens=default_max_tokens,
             api_key=api_key,
             max_body_bytes=max_body_bytes,
+            max_prompt_bytes=max_prompt_bytes,
+            prompt_bytes_per_token=prompt_bytes_per_token,
+            tokenize_workers=tokenize_workers,
             no_auth=no_auth,
             device=device,
             dtype=dtype,
