@@ -148,7 +148,7 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
     # bad input gets a one-line error, not a traceback
     done = subprocess.run([*cmd, "collect", "--episodes", "1", "--policy", "greedy=1", "--out",
                            str(tmp_path / "x.jsonl")], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "no policy ['greedy'] here; valid: ['handwritten'," in done.stdout
+    assert done.returncode == 2 and "no policy ['greedy'] here; valid: ['handwritten'," in done.stderr
     done = subprocess.run([*cmd, "eval", "--data", str(run_dir / "episodes/heldout.jsonl"), "--model",
                            str(tmp_path / "no" / "such"), "--out", str(tmp_path / "e3")],
                           capture_output=True, text=True, timeout=120)

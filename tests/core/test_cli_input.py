@@ -38,7 +38,7 @@ def test_config_errors_keep_the_table_they_name(tmp_path):
     bad.write_text("[run]\ndir = 'x'\n[collect]\nepisodes = 0\n[evaluate]\nmodel = 'm'\n")
     run = cli("run", str(bad), env=None, cwd=tmp_path)
     assert run.returncode == 2
-    assert "[evaluate]" in run.stdout and "[collect.episodes]" in run.stdout, run.stdout
+    assert "[evaluate]" in run.stderr and "[collect.episodes]" in run.stderr, run.stderr
 
 
 def test_eval_refuses_an_unknown_domain_before_loading_anything(tmp_path):
@@ -48,7 +48,7 @@ def test_eval_refuses_an_unknown_domain_before_loading_anything(tmp_path):
     run = cli("eval", "--data", str(tmp_path / "none.jsonl"), "--model", str(tmp_path / "none"),
               "--out", str(tmp_path / "out"), "--domain", "nope", env=None, cwd=tmp_path)
     assert run.returncode == 2
-    assert "unknown domain 'nope'" in run.stdout and "terminal" in run.stdout
+    assert "unknown domain 'nope'" in run.stderr and "terminal" in run.stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -62,7 +62,7 @@ def test_block_list_hides_a_plugin(tmp_path):
     listed = cli("collect", "--domain", "echo", "--episodes", "1", "--out", str(tmp_path / "x.jsonl"),
                  env=env, cwd=tmp_path)
     assert listed.returncode == 2
-    assert "unknown domain 'echo'" in listed.stdout and "installed domains:" in listed.stdout
+    assert "unknown domain 'echo'" in listed.stderr and "installed domains:" in listed.stderr
 
 
 def test_unknown_name_lists_installed():

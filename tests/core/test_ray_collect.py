@@ -116,7 +116,7 @@ def test_an_unknown_executor_and_an_unreachable_cluster_are_one_line_errors(
          "--ray-address", "127.0.0.1:1"],
         capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert result.returncode == 2
-    line = result.stdout.strip().splitlines()[-1]  # after the progress bar
+    line = result.stderr.strip().splitlines()[-1]  # errors go to stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert line.startswith("error: no Ray cluster at '127.0.0.1:1' (ConnectionRefusedError")
     assert line.endswith("start one with `ray start --head`, or give no address for a local cluster")

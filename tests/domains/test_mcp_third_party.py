@@ -85,8 +85,11 @@ def test_third_party_server_as_a_task_option(time_server):
         assert domain.initial_observation(task) == obs
     finally:
         env.close()
-    with pytest.raises(ValueError, match="unknown mcp environment option.*bogus; valid: max_steps"):
-        domain.make_env(bogus=1)
+    from agentworld.core.options import OptionsError, parse_env_options
+
+    with pytest.raises(OptionsError, match="^domain 'mcp': unknown environment option 'bogus'; "
+                       "accepted: server \\(str \\| None"):
+        parse_env_options(domain, {"bogus": "1"})  # as `collect --set` and a pipeline file ask
 
 
 def test_collect_cli_takes_any_server_through_set(time_server, tmp_path):
@@ -108,4 +111,5 @@ def test_collect_cli_takes_any_server_through_set(time_server, tmp_path):
     assert "'mcp-server-time'" in prompt and '"convert_time"' in prompt and "notes" not in prompt
     bad = CliRunner().invoke(app, ["collect", "--domain", "mcp", "--episodes", "1", "--set",
                                    "timeout_s=soon", "--out", str(tmp_path / "x.jsonl")])
-    assert bad.exit_code != 0 and "timeout_s must be a number" in str(bad.exception or bad.output)
+    assert "environment option timeout_s='soon': Input should be a valid number" in str(bad.exception)
+    assert not (tmp_path / "x.jsonl").exists()

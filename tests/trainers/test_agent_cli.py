@@ -75,10 +75,10 @@ def test_cli_bad_input_is_reported_before_training(tmp_path: Path) -> None:
     assert "not a model checkpoint" in " ".join(said.split())
     unknown = _run("train", "agent", "--env", "real:frozenlake-9x9", "--output-dir", str(out))
     assert unknown.returncode == 2
-    assert "unknown domain 'frozenlake-9x9'" in " ".join(unknown.stdout.split())
+    assert "unknown domain 'frozenlake-9x9'" in " ".join(unknown.stderr.split())
     typo = _run("train", "agent", "--env", "real:frozenlake-4x4", "--set", "episodez=3",
                 "--output-dir", str(out))
-    message = " ".join(typo.stdout.split())
+    message = " ".join(typo.stderr.split())
     assert typo.returncode == 2 and "unknown option 'episodez'" in message
     assert "valid options:" in message and "errors.pydantic.dev" not in message
     assert not out.exists()

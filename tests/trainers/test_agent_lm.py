@@ -277,7 +277,7 @@ def test_a_rerun_is_refused_unless_resume_or_overwrite(tok_dir, tmp_path):
     out = tmp_path / "taken"
     (out / "trainer_state").mkdir(parents=True)
     (out / "trainer_state" / "state.json").write_text('{"step": 3}')
-    with pytest.raises(OutputDirError, match="holds a checkpoint of step 3.*resume=true.*overwrite=true"):
+    with pytest.raises(OutputDirError, match="holds a checkpoint of step 3.*resume=true.*--overwrite to replace"):
         train_lm_agent(SayWordEnv, TASKS, options(tok_dir, out))
     cli = {"policy": "lm", "env": "real:frozenlake-4x4", "model": "tiny-test",
            "tokenizer": str(tok_dir), "output_dir": str(out)}  # fmt: skip

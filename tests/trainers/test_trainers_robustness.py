@@ -91,7 +91,8 @@ def test_rerun_without_resume_refuses_and_says_how(corpus, tokenizer_dir, tmp_pa
         sft(corpus, tokenizer_dir, out, max_steps=3)
     assert str(err.value) == (
         f"output_dir {str(out)!r} holds a checkpoint of step 2; pass --set resume=true to "
-        "continue it, --set overwrite=true to replace it, or choose another --out"
+        "continue it, --overwrite to replace it (overwrite = true in a pipeline file), or choose "
+        "another --out"
     )
     assert (out / "model.safetensors").read_bytes() == weights
     # resume continues from step 2; overwrite starts again from step 0

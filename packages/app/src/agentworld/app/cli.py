@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import sys
 
+from rich.console import Console
 from rich.markup import escape
 
 from agentworld.app import hookspecs
-from agentworld.app.commands import listing, data, train, models, run  # noqa: F401,I001  (add commands, in help order)
+from agentworld.app.commands import listing, data, train, models, run, doctor  # noqa: F401,I001  (add commands, in help order)
 from agentworld.app.commands.root import app, console
 from agentworld.core import plugins
 from agentworld.core.errors import EnvironmentUnavailableError
@@ -23,7 +24,9 @@ hookspecs.add_to(plugins.pm)
 
 
 def main() -> None:
-    """Console-script entry point: loads plugins, lets them add commands, runs the app."""
+    """Console-script entry point: loads plugins, lets them add commands, runs the app. A
+    plugin, input or environment error (a ``ValueError`` or ``OSError`` included) is one
+    ``error: ...`` line on stderr and exit status 2."""
     plugins.load_plugins().hook.register_commands(cli=app)
     try:
         app()
@@ -34,5 +37,6 @@ def main() -> None:
         ValueError,
         OSError,
     ) as e:
-        console.print(f"[red]error:[/red] {escape(str(e))}")
+        # on stderr, one line whatever the terminal's width (a pipe reads it whole)
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(str(e))}")
         sys.exit(2)

@@ -59,6 +59,10 @@ class CollectConfig(BaseModel):
     # Realistic hold-out: episodes whose task kind is one of these real sources (the terminal's
     # `real` policy: "info:grep", "man:xxd", ...) go to episodes/realistic.jsonl, never trained on.
     realistic_sources: list[str] = Field(default_factory=list)
+    # Options of the domain's real environment, as `agentworld collect --set` gives them, checked
+    # by the domain's options class before anything is written (agentworld.core.options):
+    # `env_options = { max_steps = 30 }`, or a [collect.env_options] table.
+    env_options: dict[str, Any] = Field(default_factory=dict)
 
 
 class TrainStageConfig(BaseModel):

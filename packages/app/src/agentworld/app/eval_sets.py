@@ -50,9 +50,11 @@ def check_eval_sets(names: list[str], domain: Any) -> dict[str, int]:
 
 
 def collect_eval_sets(names: list[str], state: Any, console: Console, *, max_steps: int,
-                      workers: int) -> dict[str, dict[str, int]]:
-    """Play every task of each evaluation set once in the real environment and write
-    ``episodes/NAME.jsonl``; returns ``{name: {"episodes", "transitions"}}``."""
+                      workers: int, env_options: dict[str, Any] | None = None
+                      ) -> dict[str, dict[str, int]]:
+    """Play every task of each evaluation set once in the real environment (made with
+    ``env_options``) and write ``episodes/NAME.jsonl``; returns ``{name: {"episodes",
+    "transitions"}}``."""
     from agentworld.app.pipeline import collect_with_progress
     from agentworld.core.io import write_episodes
 
@@ -60,7 +62,8 @@ def collect_eval_sets(names: list[str], state: Any, console: Console, *, max_ste
     facts = {}
     for name, n in sizes.items():
         episodes = collect_with_progress(state.domain, n, console, policies={name: 1.0},
-                                         seed=state.seed, max_steps=max_steps, workers=workers)
+                                         seed=state.seed, max_steps=max_steps, workers=workers,
+                                         env_options=env_options)
         write_episodes(f"{episodes_dir(state.heldout_url)}/{name}.jsonl", episodes)
         facts[name] = {"episodes": len(episodes),
                        "transitions": sum(len(e.steps) for e in episodes)}

@@ -112,16 +112,22 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
     Finished episodes go to ``episodes/collect.part`` as they finish, so a rerun of a killed
     pipeline resumes the collection (:func:`agentworld.core.collect.collect`)."""
     from agentworld.core.holdout import check_task_kinds, split_out_of_distribution
+    from agentworld.core.options import OptionsError, parse_env_options
 
     from agentworld.app.eval_sets import check_eval_sets, collect_eval_sets, split_realistic
 
     domain = plugins.get_domain(state.domain)
+    try:
+        env_options = parse_env_options(domain, cfg.env_options)
+    except OptionsError as e:
+        raise OptionsError(f"[collect.env_options] {e}") from None
     check_task_kinds(cfg.ood_task_kinds, domain.tasks())
     check_eval_sets(cfg.eval_sets, domain)
     part = part_path(f"{state.dir}/episodes/collect")
     episodes = collect_with_progress(state.domain, cfg.episodes, console, policies=cfg.policies,
                                      seed=state.seed, max_steps=cfg.max_steps, workers=cfg.workers,
-                                     part=part, executor=cfg.executor, address=cfg.ray_address)
+                                     part=part, executor=cfg.executor, address=cfg.ray_address,
+                                     env_options=env_options)
     inside, ood = split_out_of_distribution(episodes, cfg.ood_task_kinds, cfg.ood_commands, domain)
     inside, realistic = split_realistic(inside, cfg.realistic_sources)
     train, heldout = split(inside, cfg.heldout_fraction, state.seed)
@@ -154,7 +160,8 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
             "realistic_transitions": sum(len(e.steps) for e in realistic)}
     if cfg.eval_sets:
         state.facts["collect"]["eval_sets"] = collect_eval_sets(
-            cfg.eval_sets, state, console, max_steps=cfg.max_steps, workers=cfg.workers)
+            cfg.eval_sets, state, console, max_steps=cfg.max_steps, workers=cfg.workers,
+            env_options=env_options)
     console.print(f"collected {len(episodes)} episodes -> {state.train_url}, {state.heldout_url}"
                   + (f", {state.ood_url} ({len(ood)} out of distribution)"
                      if cfg.ood_task_kinds or cfg.ood_commands else ""))

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agentworld.core.escapes import visible, visible_strings
+from agentworld.core.options import parse_env_options
 from agentworld.core.partfile import PartFile
 from agentworld.core.domain_base import domain_hooks
 from agentworld.core.protocols import (
@@ -188,8 +189,10 @@ def collect(
             after a crash or kill collects only the episodes missing there. The file is
             left in place; remove it once the data set is written. A run that fails before
             any episode is in it removes it.
-        env_options: Keyword arguments of ``domain.make_env`` (``agentworld collect --set``;
-            the mcp domain's ``server="CMD ARGS"``).
+        env_options: Options of ``domain.make_env`` (``agentworld collect --set``; the mcp
+            domain's ``server="CMD ARGS"``), parsed by the domain's options class
+            (:func:`agentworld.core.options.parse_env_options`: strings are coerced) before
+            ``part`` is touched.
         executor: ``"threads"`` (this process) or ``"ray"``: ``workers`` Ray actors, one
             environment each (:mod:`agentworld.core.ray_collect`; the same episodes, and an
             episode whose worker died is run again once, marked ``metadata["retried"]``).
@@ -202,6 +205,8 @@ def collect(
     Raises:
         ValueError: a policy name in ``policies`` is not provided by the domain, or an
             unknown ``executor``.
+        agentworld.core.options.OptionsError: (a ``ValueError``) an environment option the
+            domain does not declare, or a value of the wrong type.
         ConnectionError: ``executor="ray"`` and no Ray cluster answers at ``address``.
         agentworld.core.ray_collect.WorkerLostError: one episode's Ray worker died twice.
         agentworld.core.partfile.PartFileError: ``part`` holds another collection's
@@ -211,6 +216,7 @@ def collect(
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}; got {executor!r}")
     check_policies(domain, policies)
+    env_options = parse_env_options(domain, env_options)
     names = assign_policies(n, policies, seed)
     store, done = None, {}
     if part is not None:

@@ -18,11 +18,12 @@ import types
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Protocol, Union, get_args, get_origin, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "AnyEnvOptions",
     "EnvOptions",
+    "Field",
     "OptionsDeclaringDomain",
     "OptionsError",
     "accepted",
@@ -35,7 +36,8 @@ __all__ = [
 class EnvOptions(BaseModel):
     """Base of a domain's options class: unknown keys are refused, strings are coerced to the
     field's type, NaN and infinities are refused. Declare each option as a field with the
-    default its environment uses, e.g. ``max_steps: int = Field(50, ge=1)``."""
+    default its environment uses, e.g. ``max_steps: int = Field(50, ge=1)`` (``Field`` is
+    pydantic's, re-exported here so that a plugin needs the kernel alone)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -74,6 +74,7 @@ def collect_cmd(
 
     mix = _policy_mix(policy, domain)
     check_policies(plugins.get_domain(domain), mix)
+    env_options = _env_options(set_, domain)  # OptionsError (a ValueError): main() prints it
     check_output(out, overwrite=overwrite)
     part = part_path(out)
     if overwrite and part is not None:
@@ -84,7 +85,7 @@ def collect_cmd(
     try:
         result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
                                        max_steps=max_steps, workers=workers, part=part,
-                                       env_options=_env_options(set_), executor=executor,
+                                       env_options=env_options, executor=executor,
                                        address=ray_address)
     except PartFileError as e:
         raise PartFileError(f"{e} (--overwrite deletes it)") from None
@@ -94,19 +95,28 @@ def collect_cmd(
     console.print(f"wrote {len(result)} episodes ({sum(len(e.steps) for e in result)} transitions) -> {out}")
 
 
-def _env_options(pairs: list[str] | None) -> dict[str, str]:
-    """``--set KEY=VALUE`` options as a dict (values are strings).
+def _env_options(pairs: list[str] | None, domain: str) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options parsed by ``domain``'s options class
+    (:func:`agentworld.core.options.parse_env_options`: ``"5"`` -> ``5`` where an int is
+    declared).
 
     Raises:
         typer.BadParameter: an item without ``=`` or with an empty key.
+        agentworld.core.options.OptionsError: ``overwrite`` (the flag ``--overwrite``), an
+            option the domain's environment does not take, or a value of the wrong type.
     """
-    out: dict[str, str] = {}
+    from agentworld.core.options import OptionsError, parse_env_options
+
+    given: dict[str, str] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--set")
-        out[key.strip()] = value
-    return out
+        given[key.strip()] = value
+    if "overwrite" in given:
+        raise OptionsError(f"--set overwrite={given['overwrite']}: replacing OUT is the flag "
+                           "--overwrite, not an environment option")
+    return parse_env_options(plugins.get_domain(domain), given)
 
 
 def _has_part(part: str | None) -> bool:

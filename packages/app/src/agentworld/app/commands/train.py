@@ -35,6 +35,9 @@ def train_cmd(
         help="sft: targets <think>rationale</think> before the observation, from the domain's explain "
         "(same as --set reasoning=domain; --set reasoning=teacher uses an endpoint).")] = False,
     seed: Seed = 0,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace a checkpoint already in --out (as collect --overwrite replaces OUT); "
+        "--set resume=true continues it instead.")] = False,
     show_options: Annotated[bool, typer.Option(
         "--options", help="List the stage's --set options (key, default, meaning) and exit.")] = False,
     quiet: Annotated[bool, typer.Option(
@@ -58,10 +61,15 @@ def train_cmd(
         options["reasoning"] = "domain"
     if quiet:
         options["progress"] = False
+    if overwrite:
+        options["overwrite"] = True
     sets = parse_sets(set_)
     if "output_dir" in sets:  # it would silently replace --out
         raise typer.BadParameter(f"output_dir={sets['output_dir']!r}: give where the result goes "
                                  "with --out only", param_hint="--set")
+    if "overwrite" in sets:  # one spelling per concept, as collect and convert have it
+        raise typer.BadParameter(f"overwrite={sets['overwrite']!r}: replacing a checkpoint in "
+                                 "--out is the flag --overwrite", param_hint="--set")
     options |= sets
     if mix is not None and not 0.0 <= mix <= 1.0:
         raise typer.BadParameter(f"the fraction of real episodes must be in [0, 1], got {mix}",

@@ -121,7 +121,8 @@ def check_output_dir(cfg: OutputSettings) -> None:
     if held is not None:
         raise OutputDirError(
             f"output_dir {str(out)!r} holds {held}; pass --set resume=true to continue it, "
-            "--set overwrite=true to replace it, or choose another --out"
+            "--overwrite to replace it (overwrite = true in a pipeline file), or choose another "
+            "--out"
         )
 
 

@@ -10,6 +10,7 @@ from agentworld.core.types import Action, Observation, Step, Task
 from agentworld.domains.classic import explain as _explain
 from agentworld.domains.classic import scorer
 from agentworld.domains.classic.env import ClassicEnv, env_seed_of, start_state
+from agentworld.domains.classic.options import ClassicEnvOptions
 from agentworld.domains.classic.planning import success_probability
 from agentworld.domains.classic.policies import ClassicPolicy, make_policies
 from agentworld.domains.classic.prompt import system_prompt
@@ -39,6 +40,7 @@ class ClassicDomain:
 
     defines_rewards = True
     history_window = 1
+    env_options = ClassicEnvOptions  # what make_env takes from `collect --set`
 
     def __init__(self, variant: str) -> None:
         self.variant = get_variant(variant)
@@ -53,8 +55,9 @@ class ClassicDomain:
         return system_prompt(self.variant, task)
 
     def make_env(self, **kwargs: Any) -> ClassicEnv:
-        """A real :class:`ClassicEnv` of this variant (``kwargs`` are not used)."""
-        return ClassicEnv(self.variant)
+        """A real :class:`ClassicEnv` of this variant; ``kwargs`` (:attr:`env_options`:
+        ``render_mode``) go to its constructor."""
+        return ClassicEnv(self.variant, **kwargs)
 
     def tasks(self) -> ClassicTaskSampler:
         """The seeded task sampler."""

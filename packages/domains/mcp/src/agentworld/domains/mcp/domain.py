@@ -14,14 +14,12 @@ from agentworld.domains.mcp.calls import listing, parse_call, parse_signature
 from agentworld.domains.mcp.client import ServerError
 from agentworld.domains.mcp.consistency import consistency_turns
 from agentworld.domains.mcp.env import McpEnv
+from agentworld.domains.mcp.options import McpEnvOptions
 from agentworld.domains.mcp.policies import make_policies
 from agentworld.domains.mcp.prompt import system_prompt, tool_definitions
 from agentworld.domains.mcp.servers import SERVERS
 from agentworld.domains.mcp.tasks import KINDS, McpTaskSampler
 from agentworld.domains.mcp.transcript import verify_transcript
-
-ENV_OPTIONS = frozenset({"server", "tasks", "timeout_s", "max_steps"})
-
 
 class McpDomain(DomainBase):
     """The ``mcp`` domain: real stdio MCP servers through the official SDK
@@ -29,6 +27,7 @@ class McpDomain(DomainBase):
 
     name = "mcp"
     version = "0.1.0"
+    env_options = McpEnvOptions
 
     def system_prompt(self, task: Task | None) -> str:
         """Role, the task's server's tool definitions (JSON schemas from ``list_tools``) and
@@ -36,23 +35,9 @@ class McpDomain(DomainBase):
         return system_prompt(task)
 
     def make_env(self, **kwargs: Any) -> McpEnv:
-        """A real :class:`McpEnv`; ``kwargs`` go to its constructor (``server="CMD ARGS"``
-        collects from any stdio MCP server; ``timeout_s``, ``max_steps``, ``tasks``).
-
-        Raises:
-            ValueError: an unknown option (the message lists the valid ones).
-        """
-        unknown = sorted(set(kwargs) - ENV_OPTIONS)
-        if unknown:
-            raise ValueError(f"unknown mcp environment option(s) {', '.join(unknown)}; valid: "
-                             f"{', '.join(sorted(ENV_OPTIONS))}")
-        for key, kind in (("timeout_s", float), ("max_steps", int)):  # `collect --set` gives str
-            if isinstance(kwargs.get(key), str):
-                try:
-                    kwargs[key] = kind(kwargs[key])
-                except ValueError:
-                    raise ValueError(f"mcp environment option {key} must be a number, "
-                                     f"got {kwargs[key]!r}") from None
+        """A real :class:`McpEnv`; ``kwargs`` go to its constructor (:attr:`env_options`, which
+        ``collect --set`` gives: ``server="CMD ARGS"`` collects from any stdio MCP server,
+        ``timeout_s``, ``max_steps``; from Python also ``tasks``, a sampler)."""
         return McpEnv(**kwargs)
 
     def tasks(self) -> McpTaskSampler:

@@ -12,6 +12,7 @@ from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.search import scorer, tools
 from agentworld.domains.search.corpus import DOC_MODULES, cache_dir
 from agentworld.domains.search.env import SearchEnv, call_of
+from agentworld.domains.search.options import SearchEnvOptions
 from agentworld.domains.search.policies import make_policies
 from agentworld.domains.search.tasks import KINDS, SearchTaskSampler
 
@@ -44,6 +45,7 @@ class SearchDomain(DomainBase):
 
     name = "search"
     version = "0.1.0"
+    env_options = SearchEnvOptions
 
     def __init__(self, world_seed: int = 0) -> None:
         self.world_seed = world_seed

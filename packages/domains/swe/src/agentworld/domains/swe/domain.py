@@ -12,6 +12,7 @@ from agentworld.core.toolcalls import ToolCallError, call_of, parse_call
 from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.swe import scorer, tools
 from agentworld.domains.swe.env import SweEnv
+from agentworld.domains.swe.options import SweEnvOptions
 from agentworld.domains.swe.policies import make_policies
 from agentworld.domains.swe.project import HOME, PROJECT, PROJECTS
 from agentworld.domains.swe.tasks import KINDS, SweTaskSampler
@@ -59,6 +60,7 @@ class SweDomain(DomainBase):
 
     name = "swe"
     version = "0.1.0"
+    env_options = SweEnvOptions
 
     def system_prompt(self, task: Task | None) -> str:
         """The world-model system prompt: the tools' outputs and their JSON definitions (as the

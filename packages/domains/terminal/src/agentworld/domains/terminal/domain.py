@@ -17,6 +17,7 @@ from agentworld.domains.terminal.disk import UNBOUNDED_ENV, disk_support
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.fs import FILE_CONDITIONS, output_holds
 from agentworld.domains.terminal.limits import Limits
+from agentworld.domains.terminal.options import TerminalEnvOptions
 from agentworld.domains.terminal.policies import make_policies
 from agentworld.domains.terminal.prompt import HOME, absolute_cwd, render_prompt, split_prompt
 from agentworld.domains.terminal.sandbox import detect_sandbox
@@ -78,6 +79,7 @@ class TerminalDomain:
 
     name = "terminal"
     version = "0.1.0"
+    env_options = TerminalEnvOptions
     defines_rewards = False  # the world model predicts no reward footer; verify() rewards
 
     def system_prompt(self, task: Task | None) -> str:

@@ -16,6 +16,7 @@ from agentworld.domains.terminal.state_text import render_setup
 from agentworld.domains.tty import analysis
 from agentworld.domains.tty.env import TtyEnv
 from agentworld.domains.tty.keys import MAX_DURATION_S
+from agentworld.domains.tty.options import TtyEnvOptions
 from agentworld.domains.tty.policies import make_policies
 from agentworld.domains.tty.screen import COLUMNS, ROWS
 from agentworld.domains.tty.tasks import KINDS, TtyTaskSampler
@@ -37,6 +38,7 @@ class TtyDomain(DomainBase):
 
     name = "tty"
     version = "0.1.0"
+    env_options = TtyEnvOptions
     history_window = 3  # the screen carries most of the state; three turns bound the prompt
 
     def system_prompt(self, task: Task | None) -> str:

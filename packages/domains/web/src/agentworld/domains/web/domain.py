@@ -12,6 +12,7 @@ from agentworld.domains.web import explain as _explain
 from agentworld.domains.web import scorer
 from agentworld.domains.web.actions import ACTIONS, ActionError, parse
 from agentworld.domains.web.env import WebEnv, parse_observation
+from agentworld.domains.web.options import WebEnvOptions
 from agentworld.domains.web.policies import make_policies
 from agentworld.domains.web.tasks import WebTaskSampler, available_kinds
 
@@ -31,6 +32,7 @@ class WebDomain(DomainBase):
 
     name = "web"
     version = "0.1.0"
+    env_options = WebEnvOptions
     defines_rewards = False
 
     def system_prompt(self, task: Task | None) -> str:
