@@ -26,9 +26,17 @@ def test_bad_config_names_field():
     assert str(err.value) == (
         "p.toml: [collect.episodez] unknown key; valid keys: episodes, policies, max_steps, "
         "heldout_fraction, workers, executor, ray_address, ood_task_kinds, ood_commands, eval_sets, "
-        "realistic_sources; [eval.num_beam] unknown key; "
+        "realistic_sources, env_options; [eval.num_beam] unknown key; "
         "valid keys: backend, model, baselines, rewards, reward_options, max_transitions, "
         "ood_max_transitions, realistic_max_transitions, eval_sets, batch_size, max_new_tokens, "
         "num_beams, allow_hub")
     with pytest.raises(ConfigError, match="invalid TOML"):
         parse_config("[collect\n", "p.toml")
+
+
+def test_collect_env_options_are_a_table_of_any_values():
+    """``[collect] env_options`` holds what ``collect --set`` gives; the domain's options class
+    checks it when the collect stage starts (tests/app/test_collect_options_cli.py)."""
+    config = parse_config("[collect]\nenv_options = { max_steps = 5, sandbox = 'unshare' }\n")
+    assert config.collect.env_options == {"max_steps": 5, "sandbox": "unshare"}
+    assert parse_config("[collect]\n").collect.env_options == {}
