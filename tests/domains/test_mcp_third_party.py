@@ -73,15 +73,29 @@ def test_random_policy_plays_a_third_party_server(time_server):
 
 
 def test_third_party_server_as_a_task_option(time_server):
+    """A task is data: the command line its setup names runs only once the operator configured
+    it (``make_env(server=...)`` in this process); before, no prompt, listing or reset starts it."""
+    from agentworld.domains.mcp.catalog import UntrustedServerError
+
+    server = time_server.replace("UTC", "Europe/Paris")  # a line no test configured yet
     domain = McpDomain()
     task = Task(id="time-0", domain="mcp", instruction="What time is it in Tokyo?",
-                kind="free", setup={"server": time_server})
+                kind="free", setup={"server": server})
+    prompt = domain.system_prompt(task)
+    assert "named 'mcp-server-time'" in prompt and "convert_time" not in prompt
+    with pytest.raises(UntrustedServerError, match="neither one of ours .* not started"):
+        domain.initial_observation(task)
+    env = domain.make_env()
+    with pytest.raises(UntrustedServerError, match="a server named by data .* never runs"):
+        env.reset(options={"task": task})
+    env.close()
+    domain.make_env(server=server).close()  # the operator configures it
     prompt = domain.system_prompt(task)
     assert '"name":"convert_time"' in prompt and '"source_timezone"' in prompt
     env = domain.make_env()
     try:
         obs, info = env.reset(options={"task": task})
-        assert info["server"] == time_server and "- convert_time(" in obs
+        assert info["server"] == server and "- convert_time(" in obs
         assert domain.initial_observation(task) == obs
     finally:
         env.close()

@@ -16,7 +16,7 @@ from agentworld.domains.mcp.consistency import consistency_turns
 from agentworld.domains.mcp.env import McpEnv
 from agentworld.domains.mcp.options import McpEnvOptions
 from agentworld.domains.mcp.policies import make_policies
-from agentworld.domains.mcp.prompt import system_prompt, tool_definitions
+from agentworld.domains.mcp.prompt import known_tools, system_prompt, tool_definitions
 from agentworld.domains.mcp.servers import SERVERS
 from agentworld.domains.mcp.tasks import KINDS, McpTaskSampler
 from agentworld.domains.mcp.transcript import verify_transcript
@@ -75,16 +75,11 @@ class McpDomain(DomainBase):
         """The call, its check against the server's tool listing and the earlier turns that
         made or showed what it refers to (:func:`agentworld.core.call_rationales.call_rationale`).
         The listing is the episode's initial observation (``history[0]``); at the first step,
-        the listing of ``previous_state["server"]``'s tools (no check when it cannot start)."""
-        if history:
-            text = history[0][1]
-        else:
-            server = (previous_state or {}).get("server")
-            try:
-                text = listing(catalog.label(server), list(tool_definitions(server))) if server else ""
-            except (ServerError, OSError, ValueError):
-                text = ""
-        return call_rationale(step.action.text, history, listed_tools(text))
+        the one recorded with the state at reset (``previous_state["listing"]``), else the
+        listing of one of our servers named by ``previous_state["server"]``. A server that data
+        names is never started: without a recorded listing its calls get no schema check."""
+        return call_rationale(step.action.text, history,
+                              listed_tools(history[0][1] if history else first_listing(previous_state)))
 
     def explain_text(
         self, action: str, observation: str, history: Sequence[tuple[str, str]] = ()
@@ -95,9 +90,20 @@ class McpDomain(DomainBase):
 
     def initial_observation(self, task: Task | None) -> str:
         """The tool listing the real environment shows at reset for ``task``'s server
-        (``notes`` without a task)."""
+        (``notes`` without a task), from :func:`~agentworld.domains.mcp.prompt.known_tools`.
+
+        Raises:
+            ValueError: the task names a server that is neither ours nor configured by the
+                operator and records no ``setup["tools"]`` (nothing is started).
+        """
         server = (task.setup.get("server") if task else None) or "notes"
-        return listing(catalog.label(server), list(tool_definitions(server)))
+        tools = known_tools(task, server)
+        if tools is None:
+            raise catalog.UntrustedServerError(
+                f"mcp task {task.id if task else '?'!r} names server {server!r:.120}, which is "
+                f"neither one of ours ({', '.join(SERVERS)}) nor configured by the operator, and "
+                "records no setup['tools']: its tool listing is unknown (the server is not started)")
+        return listing(catalog.label(server), tools)
 
     def verify(self, observation: str, task: Task | None) -> tuple[float, bool] | None:
         """``(1.0, True)`` / ``(0.0, False)`` when every condition of the task's check is an
@@ -130,6 +136,22 @@ class McpDomain(DomainBase):
             "tasks": ", ".join(KINDS),
             "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
         }
+
+
+def first_listing(state: dict[str, Any] | None) -> str:
+    """The tool listing before an episode's first step from its state at reset: the recorded
+    ``listing``, else that of one of our servers; ``""`` when neither (a server named by
+    data, or no state: no schema check)."""
+    state = state if isinstance(state, dict) else {}
+    if isinstance(state.get("listing"), str):
+        return state["listing"]
+    server = state.get("server")
+    if server not in SERVERS:
+        return ""
+    try:
+        return listing(server, list(tool_definitions(server)))
+    except (ServerError, OSError):
+        return ""
 
 
 def listed_tools(text: str) -> Signatures | None:

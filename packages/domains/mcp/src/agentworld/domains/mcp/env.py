@@ -37,8 +37,10 @@ class McpEnv(gym.Env[str, str]):
 
     Args:
         server: One of our servers (``notes``, ``records``, ``todo``) or a command line of any
-            stdio MCP server (``"/venv/bin/mcp-server-time"``); ``None``: the task's
-            ``setup["server"]``, else ``notes``.
+            stdio MCP server (``"/venv/bin/mcp-server-time"``), which this process then trusts
+            (:func:`agentworld.domains.mcp.catalog.trust`); ``None``: the task's
+            ``setup["server"]`` when it is one of ours or a trusted one (a task is data: any
+            other is refused at ``reset``), else ``notes``.
         tasks: A task sampler; ``reset`` without a task draws one with a seed from
             ``np_random`` (as ``gymnasium.make("agentworld/mcp-v0")`` does).
         timeout_s: Seconds the server may take to answer one call; past it the server is
@@ -53,6 +55,8 @@ class McpEnv(gym.Env[str, str]):
                  max_steps: int = 50) -> None:
         if server is not None and not server.strip():
             raise ValueError("server must be None, notes, records, todo or a command line, got ''")
+        if server is not None:
+            catalog.trust(server)  # the operator's own configuration
         self.server, self.tasks, self.timeout_s, self.max_steps = server, tasks, timeout_s, max_steps
         text = FreeText(MAX_TEXT, min_length=0, charset=string.printable)
         self.action_space, self.observation_space = text, text
@@ -64,6 +68,7 @@ class McpEnv(gym.Env[str, str]):
         self._conn: ServerConnection | None = None
         self._steps = 0
         self._last = ""
+        self._listing = ""
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[ObservationText, dict[str, Any]]:
@@ -74,6 +79,7 @@ class McpEnv(gym.Env[str, str]):
 
         Raises:
             ServerError: the server does not start within ``timeout_s``.
+            UntrustedServerError: the task names a server that is neither ours nor trusted.
             RuntimeError: a set-up call of the task fails (the message names it).
         """
         super().reset(seed=seed)
@@ -98,9 +104,10 @@ class McpEnv(gym.Env[str, str]):
             self.close()
             raise
         self._steps, self._last = 0, ""
+        self._listing = listing(catalog.label(self._server_name), self.tools)
         info = {"server": self._server_name, "task_id": task.id if task else None,
                 "instruction": task.instruction if task else None, "startup_s": self.startup_s}
-        return ObservationText(listing(catalog.label(self._server_name), self.tools)), info
+        return ObservationText(self._listing), info
 
     def step(self, action: Action | str) -> tuple[ObservationText, float, bool, bool, dict[str, Any]]:
         """Call the tool. Returns ``(response text, reward, terminated, truncated, info)``:
@@ -149,10 +156,13 @@ class McpEnv(gym.Env[str, str]):
     def privileged_state(self) -> dict[str, Any] | None:
         """``{"server": name, "data": state}`` with ``data`` read now from our server's state
         directory (``{"notes": [...]}``, ``{"tables": {...}}``, ``{"todos": [...]}``; ``None``
-        for a third-party server). ``None`` before ``reset``."""
+        for a third-party server). Before the first step it also holds ``listing``, the tool
+        listing of the reset observation, so that rationales of recorded episodes check calls
+        without starting a server (:meth:`McpDomain.explain`). ``None`` before ``reset``."""
         if self.root is None:
             return None
-        return {"server": self._server_name, "data": self._data()}
+        state = {"server": self._server_name, "data": self._data()}
+        return state | {"listing": self._listing} if self._steps == 0 else state
 
     def server_pid(self) -> int | None:
         """The running server's process id (``None`` when none runs)."""
