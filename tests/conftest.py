@@ -7,8 +7,8 @@ import os
 import pytest
 
 from agentworld.core.types import Action, Episode, Observation, Step, Task
-from agentworld.domains.terminal.cgroup import cgroup_support
-from agentworld.domains.terminal.disk import UNBOUNDED_ENV, disk_support
+from agentworld.domains.terminal.disk import UNBOUNDED_ENV
+from agentworld.domains.terminal.episode_root import disk_kind
 
 
 def _one_thread_per_worker() -> None:
@@ -25,15 +25,15 @@ _one_thread_per_worker()
 
 
 def _accept_what_this_machine_cannot_bound() -> None:
-    """Where a sandbox's disk or memory cannot be bounded here (not root, no loop devices, no
-    writable cgroup), the terminal refuses to start unless told to accept it. The tests of
-    everything else then run with per-process limits only; the tests of the bounds themselves
-    are skipped, naming what is missing (tests/domains/test_terminal_bounds.py)."""
+    """Where an episode's disk cannot be bounded here (root without loop devices, a user
+    without user namespaces), the terminal refuses to start unless told to accept it. The
+    tests of everything else then run with per-file limits only; the tests of the bounds
+    themselves are skipped, naming what is missing (tests/domains/test_terminal_bounds.py).
+    An ordinary user with user namespaces needs nothing here (a tmpfs in the sandbox's own
+    namespaces, tests/domains/test_terminal_user_bounds.py)."""
     accepted = [b for b in os.environ.get(UNBOUNDED_ENV, "").split(",") if b]
-    if disk_support() is not None:
+    if disk_kind() is None:
         accepted.append("disk")
-    if cgroup_support().startswith("none"):
-        accepted.append("memory")
     if accepted:
         os.environ[UNBOUNDED_ENV] = ",".join(accepted)
 

@@ -1,5 +1,6 @@
-"""The episode root's disk and the sandbox's memory are bounded, or the sandbox is refused
-(issue 30, items 3 and 4).
+"""The episode root's disk is bounded or the sandbox is refused, and its memory is bounded
+(issue 30, items 3 and 4; issue 43 item 5: an ordinary user's default,
+tests/domains/test_terminal_user_bounds.py).
 
 Before: episode roots sat on the host's ``/`` (2.1 GiB in 0.25 s with ``fallocate`` in a
 loop of 16 MiB files, 200,000 files in 4.4 s), and without a cgroup a sandbox ran with
@@ -21,7 +22,10 @@ from agentworld.domains.terminal.disk import (
     require,
 )
 from agentworld.domains.terminal.env import TerminalEnv
-from agentworld.domains.terminal.sandbox import Limits
+from agentworld.domains.terminal.episode_root import disk_kind
+from agentworld.domains.terminal.sandbox import SANDBOX_ENV_VAR, Limits, detect_sandbox
+from agentworld.domains.terminal.tools import find_tool
+from sandboxes import SANDBOXES
 
 needs_disk = pytest.mark.skipif(
     disk_support() is not None, reason=f"no bounded episode disk here: {disk_support()}"
@@ -57,25 +61,30 @@ def test_the_disk_of_an_episode_is_bounded(sandbox_kind):
 def test_an_unbounded_disk_is_refused_unless_accepted(monkeypatch):
     monkeypatch.delenv(UNBOUNDED_ENV, raising=False)
     with pytest.raises(UnboundedSandboxError) as err:
-        require("disk", "not root: loop mounts need root")
+        require("disk", "no loop devices", "modprobe loop")
     message = str(err.value)
-    assert "\n" not in message and "not root" in message and f"{UNBOUNDED_ENV}=disk" in message
+    assert message == (
+        "the terminal sandbox cannot bound its disk here (no loop devices); fix: modprobe loop; "
+        f"or set {UNBOUNDED_ENV}=disk to accept per-file limits only"
+    )
     monkeypatch.setenv(UNBOUNDED_ENV, "memory, disk")
-    require("disk", "not root")
-    require("memory", "none")
+    require("disk", "no loop devices", "modprobe loop")
 
 
-def test_a_sandbox_without_a_memory_cgroup_is_refused_unless_accepted(monkeypatch):
+def test_a_sandbox_without_a_memory_cgroup_runs_with_per_process_limits(monkeypatch):
+    """Where no cgroup and no systemd user scope can bound the sandbox as a whole, it runs with
+    RLIMIT_AS and RLIMIT_NPROC, with nothing to set (before: refused unless
+    AGENTWORLD_TERMINAL_UNBOUNDED=memory, which then also named the disk)."""
     monkeypatch.setattr(ptysandbox_module, "make_cgroup", lambda *_: None)
-    monkeypatch.setenv(UNBOUNDED_ENV, "disk")
-    env = TerminalEnv(limits=Limits(command_timeout_s=2))
-    with pytest.raises(UnboundedSandboxError, match="cannot bound its memory"):
-        env.reset()
-    assert env.root is None  # nothing left behind
-    monkeypatch.setenv(UNBOUNDED_ENV, "disk,memory")
+    monkeypatch.setattr(ptysandbox_module, "memory_bound", lambda: "rlimit")
+    monkeypatch.delenv(UNBOUNDED_ENV, raising=False)
+    if disk_kind() is None:
+        monkeypatch.setenv(UNBOUNDED_ENV, "disk")
+    env = TerminalEnv(limits=Limits(command_timeout_s=10))
     env.reset()
     try:
-        assert run(env, "echo ok") == "ok\nuser@sandbox:~$ "
+        text = run(env, "tail -n 1 /dev/zero; echo status=$?")
+        assert text == "tail: memory exhausted\nstatus=1\nuser@sandbox:~$ ", text
     finally:
         env.close()
 
@@ -88,3 +97,23 @@ def test_mountinfo_shows_no_host_path(env):
     assert text == "0\nsandbox\nuser@sandbox:~$ ", text
     long_action = "x=" + "a" * 5000 + "; echo ${#x}"  # passed through the identity tmpfs
     assert run(env, long_action) == "5000\nuser@sandbox:~$ "
+
+
+@pytest.mark.skipif(not any(k == "unshare" for k in SANDBOXES), reason="no unshare sandbox here")
+def test_programs_in_sbin_are_found_with_a_users_path(monkeypatch):
+    """An ordinary user's PATH has no /usr/sbin: pivot_root and mkfs.ext4 are still found, by
+    absolute path (before: "unshare: pivot_root not installed", issue 46 item 1)."""
+    monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
+    monkeypatch.setenv(SANDBOX_ENV_VAR, "unshare")
+    assert find_tool("pivot_root") in ("/usr/sbin/pivot_root", "/sbin/pivot_root")
+    assert detect_sandbox.__wrapped__() == "unshare"
+
+
+def test_no_sandbox_is_one_line_with_its_fix(monkeypatch):
+    monkeypatch.setenv(SANDBOX_ENV_VAR, "docker")
+    with pytest.raises(RuntimeError) as err:
+        detect_sandbox.__wrapped__()
+    assert str(err.value) == (
+        f"no sandbox for the terminal domain: {SANDBOX_ENV_VAR}='docker' is not a sandbox "
+        f"(bwrap or unshare); fix: unset {SANDBOX_ENV_VAR}"
+    )

@@ -15,8 +15,11 @@ The sandbox's first process joins the cgroups before ``exec`` (:meth:`SandboxCgr
 from the ``preexec_fn``); :meth:`SandboxCgroup.remove` deletes them once the sandbox is gone.
 Cgroups of processes that died without removing theirs are removed at the next creation. When
 none can be made (no cgroup file system, not writable: an unprivileged user without systemd
-delegation), :func:`make_cgroup` returns ``None`` and only the per-process limits hold
-(:func:`cgroup_support` says which).
+delegation), :func:`make_cgroup` returns ``None``. A user with a systemd user manager then gets
+a transient scope per sandbox instead (:func:`systemd_scope`: ``systemd-run --user --scope``
+with ``MemoryMax``, ``MemorySwapMax=0`` and ``TasksMax``, ``systemd.resource-control(5)``);
+elsewhere only the per-process limits hold (``RLIMIT_AS`` times ``RLIMIT_NPROC``,
+:class:`~agentworld.domains.terminal.limits.Limits`). :func:`memory_bound` says which.
 """
 
 from __future__ import annotations
@@ -28,8 +31,11 @@ import itertools
 import os
 import re
 import signal
+import subprocess
 import time
 from dataclasses import dataclass, field
+
+from agentworld.domains.terminal.tools import find_tool
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 _NAME = re.compile(r"agentworld-(\d+)-\d+\Z")
@@ -73,12 +79,50 @@ def _parents() -> tuple[str, dict[str, str]] | None:
 
 
 def cgroup_support() -> str:
-    """What bounds a sandbox as a whole here, in words (for ``agentworld domains``)."""
+    """What cgroup bounds a sandbox as a whole here, in words; starts with ``"none"`` when
+    no cgroup can be made (see :func:`memory_bound` for what holds then)."""
     found = _parents()
     if found is None:
         return "none (no writable cgroup): memory is bounded per process only"
     version, roles = found
     return f"cgroup {version} ({', '.join(sorted(roles))}) per sandbox"
+
+
+@functools.cache
+def systemd_scope_support() -> str | None:
+    """Why ``systemd-run --user --scope`` cannot bound a sandbox here, or ``None`` when it can
+    (checked once per process by running ``true`` in a scope with the limits set)."""
+    tool = find_tool("systemd-run")
+    if tool is None:
+        return "systemd-run not installed"
+    try:
+        done = subprocess.run([*systemd_scope(64 << 20, 16), "true"], capture_output=True,
+                              text=True, timeout=15, check=False)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"systemd-run --user failed: {exc}"
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()
+        return f"no systemd user manager ({said[-1] if said else f'exit {done.returncode}'})"
+    return None
+
+
+def systemd_scope(memory_bytes: int, nproc: int) -> list[str]:
+    """The command-line prefix that runs a program in a new transient scope of the user's
+    systemd manager limited to ``memory_bytes`` (no swap) and ``nproc`` tasks."""
+    return [find_tool("systemd-run") or "systemd-run", "--user", "--scope", "--quiet",
+            "--collect", "-p", f"MemoryMax={memory_bytes}", "-p", "MemorySwapMax=0",
+            "-p", f"TasksMax={nproc}", "--"]  # fmt: skip
+
+
+def memory_bound() -> str:
+    """How a sandbox's memory is bounded here: ``"cgroup"`` (a cgroup per sandbox,
+    :func:`make_cgroup`), ``"systemd"`` (a user scope per sandbox, :func:`systemd_scope`) or
+    ``"rlimit"`` (per process only: ``RLIMIT_AS`` and ``RLIMIT_NPROC``)."""
+    if _parents() is not None:
+        return "cgroup"
+    if os.geteuid() != 0 and systemd_scope_support() is None:
+        return "systemd"
+    return "rlimit"
 
 
 def _write(path: str, value: str) -> None:

@@ -13,10 +13,12 @@ lists its entries in creation order, a removed entry's slot being reused: ``find
 sorted. The directories of an episode hold a few thousand entries at most, where a linear
 directory costs nothing. Making and mounting it takes about 20 ms (``bench/sandbox_cost.py``).
 
-Where no such file system can be made (a caller that is not root, no loop devices), a sandbox
-is refused with a one-line error naming what is missing, unless the user accepts per-file
-limits only by setting ``AGENTWORLD_TERMINAL_UNBOUNDED=disk`` (:func:`require`; ``memory``
-there likewise accepts a sandbox without a memory cgroup).
+A caller that is not root gets a tmpfs of the same size and inode count in a user and mount
+namespace of its own instead (:mod:`agentworld.domains.terminal.nstmpfs`). Where neither can be
+made (no loop devices for root, no user namespaces), a sandbox is refused with a one-line error
+naming what is missing and the fix, unless the user accepts per-file limits only by setting
+``AGENTWORLD_TERMINAL_UNBOUNDED=disk`` (:func:`require`). Programs are found by absolute path
+(:func:`agentworld.domains.terminal.tools.find_tool`: ``mkfs.ext4`` is in ``/usr/sbin``).
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from agentworld.core.errors import EnvironmentUnavailableError
+from agentworld.domains.terminal.tools import find_tool, install_command
 
 UNBOUNDED_ENV = "AGENTWORLD_TERMINAL_UNBOUNDED"  # comma-separated: disk, memory
 LISTING_ORDER = "oldest_first"  # how a directory of these file systems lists (roots.listing_order)
@@ -50,29 +52,36 @@ def accepted_unbounded() -> set[str]:
     return {p.strip().lower() for p in os.environ.get(UNBOUNDED_ENV, "").split(",") if p.strip()}
 
 
-def require(bound: str, missing: str) -> None:
-    """Refuse a sandbox without ``bound`` (``"disk"`` or ``"memory"``) unless accepted.
+def require(bound: str, missing: str, fix: str) -> None:
+    """Refuse a sandbox without ``bound`` (``"disk"``) unless the user accepted that.
+
+    Args:
+        bound: The bound that cannot hold (``"disk"``).
+        missing: Why, in words.
+        fix: The one command that makes it hold (saying so when it needs root).
 
     Raises:
-        UnboundedSandboxError: one line naming ``missing`` and the variable that accepts it.
+        UnboundedSandboxError: one line naming ``missing``, ``fix`` and the variable that
+            accepts running without the bound.
     """
     if bound not in accepted_unbounded():
         raise UnboundedSandboxError(
-            f"the terminal sandbox cannot bound its {bound} here ({missing}); run as root with "
-            f"{'loop devices' if bound == 'disk' else 'a writable memory cgroup'}, or set "
-            f"{UNBOUNDED_ENV}={bound} to accept per-process limits only"
+            f"the terminal sandbox cannot bound its {bound} here ({missing}); fix: {fix}; "
+            f"or set {UNBOUNDED_ENV}={bound} to accept per-file limits only"
         )
 
 
 @functools.cache
 def disk_support() -> str | None:
-    """Why a bounded file system cannot be made here, or ``None`` when it can (checked once
-    per process by making and mounting one)."""
+    """Why an ext4 file system of its own cannot be made here for each episode root, or
+    ``None`` when it can (checked once per process by making and mounting one). A caller that
+    is not root gets a tmpfs in namespaces of its own instead
+    (:mod:`agentworld.domains.terminal.nstmpfs`)."""
     if os.geteuid() != 0:
         return "not root: loop mounts need root"
-    missing = [t for t in ("mkfs.ext4", "mount", "umount") if shutil.which(t) is None]
+    missing = [t for t in ("mkfs.ext4", "mount", "umount") if find_tool(t) is None]
     if missing:
-        return f"{', '.join(missing)} not installed (e2fsprogs, util-linux)"
+        return f"{', '.join(missing)} not installed ({install_command(missing[0])})"
     with tempfile.TemporaryDirectory(prefix="agentworld-disk-probe-") as tmp:
         target = Path(tmp, "root")
         target.mkdir()
@@ -161,7 +170,8 @@ def mounts_under(path: str) -> list[str]:
 
 
 def _run(argv: list[str]) -> None:
+    argv = [find_tool(argv[0]) or argv[0], *argv[1:]]
     done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
-        raise OSError(f"{argv[0]} failed: {said[-1] if said else f'exit {done.returncode}'}")
+        raise OSError(f"{os.path.basename(argv[0])} failed: {said[-1] if said else f'exit {done.returncode}'}")

@@ -27,12 +27,14 @@ class Limits:
             running as root this is added to the user's current count.
         file_bytes: Largest file a process may write, bytes (``RLIMIT_FSIZE``).
         sandbox_memory_bytes: Memory of the whole sandbox, bytes (its processes and tmpfs
-            pages), where a cgroup can be made (:mod:`agentworld.domains.terminal.cgroup`);
-            elsewhere memory is bounded per process only.
+            pages), where a cgroup or a systemd user scope can be made
+            (:mod:`agentworld.domains.terminal.cgroup`); elsewhere memory is bounded per
+            process only.
         tmp_bytes: Size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``), bytes.
-        disk_bytes: Size of the episode root's own file system, bytes
-            (:mod:`agentworld.domains.terminal.disk`); 0 puts the root on the host's file
-            system, which ``AGENTWORLD_TERMINAL_UNBOUNDED=disk`` must accept.
+        disk_bytes: Size of the episode root's own file system, bytes (an ext4 image for root,
+            :mod:`agentworld.domains.terminal.disk`; a tmpfs in namespaces of its own for other
+            users, :mod:`agentworld.domains.terminal.nstmpfs`); 0 puts the root on the host's
+            file system, which ``AGENTWORLD_TERMINAL_UNBOUNDED=disk`` must accept.
         disk_inodes: Inodes of the episode root's own file system (files and directories).
         command_timeout_s: Wall-clock limit of one command, seconds.
         output_bytes: Most output kept in one observation, bytes.

@@ -20,9 +20,15 @@ import tempfile
 from pathlib import Path
 
 import pexpect
-from agentworld.domains.terminal.cgroup import SandboxCgroup, cgroup_support, make_cgroup
-from agentworld.domains.terminal.disk import disk_support, mount_tmpfs, require, unmount
+from agentworld.domains.terminal.cgroup import (
+    SandboxCgroup,
+    make_cgroup,
+    memory_bound,
+    systemd_scope,
+)
+from agentworld.domains.terminal.disk import disk_support, mount_tmpfs, unmount
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
+from agentworld.domains.terminal.nstmpfs import holder_of
 from agentworld.domains.terminal.procstate import pidfd
 from agentworld.domains.terminal.reaper import namespace_processes
 from agentworld.domains.terminal.roots import session_dir
@@ -83,25 +89,37 @@ class SandboxPty:
             env: variables set inside besides (or replacing) the sandbox's own
                 (:func:`~agentworld.domains.terminal.sandbox.sandbox_argv`).
 
+        The sandbox's memory is bounded as a whole by a cgroup of its own where one can be
+        made, else by a systemd user scope, else per process only
+        (:func:`~agentworld.domains.terminal.cgroup.memory_bound`). A root on a namespace tmpfs
+        (:mod:`agentworld.domains.terminal.nstmpfs`) is bound from inside its holder's
+        namespaces.
+
         Raises:
-            UnboundedSandboxError: the memory cgroup cannot be made and the user did not accept
-                that (:mod:`agentworld.domains.terminal.disk`).
+            OSError: the root's namespace tmpfs is gone (its holder ended).
         """
         self.kill()
         if os.geteuid() == 0:
             chown_tree(self.root, self.uid)  # iterative: a restart may meet any tree
-        argv = sandbox_argv(self.kind, self.root, self.meta, self.uid, self.limits,
-                            command=command, env=env)  # fmt: skip
+        holder = holder_of(self.root)
+        if holder is not None and not holder.alive():
+            raise OSError(f"the episode's file system at {self.root} is gone (its holder ended)")
+        argv = sandbox_argv(self.kind, holder.directory if holder else self.root, self.meta,
+                            self.uid, self.limits, command=command, env=env)  # fmt: skip
         self._cgroup = make_cgroup(self.limits.sandbox_memory_bytes, self.limits.nproc)
-        if self._cgroup is None:
-            require("memory", cgroup_support())
+        prefix = []  # systemd-run talks to the user's manager on the host: outermost
+        if self._cgroup is None and memory_bound() == "systemd":
+            prefix += systemd_scope(self.limits.sandbox_memory_bytes, self.limits.nproc)
+        if holder is not None:
+            prefix += holder.enter
+        argv = prefix + argv
         join = self._cgroup.join if self._cgroup is not None else None
         self.child = pexpect.spawn(
             argv[0],
             argv[1:],
             echo=echo,
             dimensions=dimensions,
-            cwd=str(self.root),
+            cwd="/" if holder is not None else str(self.root),
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
             preexec_fn=sandbox_preexec(self.kind, self.limits, self.uid, join),
         )

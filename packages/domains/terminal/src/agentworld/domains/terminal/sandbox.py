@@ -41,7 +41,6 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,12 +52,12 @@ from agentworld.domains.terminal.hostfiles import make_dir, write_file
 from agentworld.domains.terminal.layout import bwrap_args, plan, plan_json
 from agentworld.domains.terminal.limits import Limits, sandbox_preexec
 from agentworld.domains.terminal.prompt import HOME
+from agentworld.domains.terminal.tools import find_tool, install_command
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SANDBOX_ENV_VAR = "AGENTWORLD_TERMINAL_SANDBOX"
 INSIDE_UID = 1000  # uid and gid of the shell inside every sandbox, named ``user``
 INPUT_DIR = "/run/agentworld"  # read-only inside: multi-line, long actions (shell.ACTION_FILE)
-INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 # Per-sandbox host uids of root callers: above login.defs' default SUB_UID_MAX (600,100,000),
 # so not in the subordinate ranges useradd hands out, and below 2**31 (tools that read uids as
 # signed ints); any range /etc/subuid or /etc/subgid lists is skipped all the same.
@@ -114,35 +113,60 @@ def detect_sandbox() -> str:
     result is cached per process.
 
     Raises:
-        EnvironmentUnavailableError: (a ``RuntimeError``) no sandbox works here; the message
-            says what was tried and how to install bubblewrap.
+        EnvironmentUnavailableError: (a ``RuntimeError``) no sandbox works here; one line
+            saying what was tried and the one command that fixes it.
     """
     wanted = os.environ.get(SANDBOX_ENV_VAR, "").strip().lower()
     tried: list[str] = []
+    fix = install_command("bwrap")
     if wanted in ("", "bwrap", "bubblewrap"):
-        bwrap = shutil.which("bwrap")
+        bwrap = find_tool("bwrap")
         if bwrap is None:
-            tried.append(f"bwrap: not installed ({INSTALL_HINT})")
+            tried.append("bwrap is not installed")
         elif (error := _probe("bubblewrap")) is None:
             version = subprocess.run(
                 [bwrap, "--version"], capture_output=True, text=True, check=False
             ).stdout
             return version.strip() or "bubblewrap"
         else:
-            tried.append(f"bwrap: installed but does not start here ({error})")
+            tried.append(f"bwrap does not start here ({error})")
+            fix = userns_fix()
     if wanted in ("", "unshare"):
-        missing = [t for t in ("unshare", "mount", "pivot_root") if shutil.which(t) is None]
+        missing = [t for t in ("unshare", "mount", "pivot_root") if find_tool(t) is None]
         if missing:
-            tried.append(f"unshare: {', '.join(missing)} not installed (util-linux)")
+            tried.append(f"{', '.join(missing)} not installed")
+            fix = install_command("bwrap") if find_tool("bwrap") is None else fix
         elif (error := _probe("unshare")) is not None:
-            tried.append(f"unshare: user namespaces or mounts are not permitted here ({error})")
+            tried.append(f"unshare cannot make user and mount namespaces here ({error})")
+            fix = userns_fix()
         else:
             return "unshare"
     if not tried:
         tried.append(f"{SANDBOX_ENV_VAR}={wanted!r} is not a sandbox (bwrap or unshare)")
+        fix = f"unset {SANDBOX_ENV_VAR}"
     raise EnvironmentUnavailableError(
-        f"no sandbox for the terminal domain ({INSTALL_HINT}): " + "; ".join(tried)
+        f"no sandbox for the terminal domain: {'; '.join(tried)}; fix: {fix}"
     )
+
+
+def userns_fix() -> str:
+    """The one command that lets this user make user namespaces, read from the kernel's
+    settings (``/proc/sys``); every route needs root, which the text says."""
+    settings = (
+        ("kernel/apparmor_restrict_unprivileged_userns", "1", "0"),  # Ubuntu 23.10 and later
+        ("kernel/unprivileged_userns_clone", "0", "1"),  # Debian's patch
+        ("user/max_user_namespaces", "0", "15000"),
+    )
+    for name, blocked, allowed in settings:
+        try:
+            value = Path("/proc/sys", name).read_text().strip()
+        except OSError:
+            continue
+        if value == blocked:
+            command = f"sysctl -w {name.replace('/', '.')}={allowed}"
+            return command if os.geteuid() == 0 else f"sudo {command} (needs root)"
+    return "user namespaces are refused by this machine's policy (a container or seccomp " \
+        "profile); ask its administrator to allow them (needs root)"
 
 
 def sandbox_uid() -> int:
@@ -246,14 +270,15 @@ def sandbox_argv(
     env |= {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash"} | extra
     steps = plan(root, meta, limits.tmp_bytes)
     if kind.startswith("bubblewrap"):
-        argv = ["bwrap", *_BWRAP_FIXED, *bwrap_args(steps), "--chdir", HOME, "--clearenv"]
+        argv = [find_tool("bwrap") or "bwrap", *_BWRAP_FIXED, *bwrap_args(steps), "--chdir", HOME, "--clearenv"]
         for key, value in env.items():
             argv += ["--setenv", key, value]
         return [*argv, _python(), "-I", "-S", "-c", _newroot_source(), "--init", "--", *bash]
     # unshare: newroot.py builds the view, then stays the pid namespace's init and runs bash as
     # its child: init ignores a SIGKILL sent from inside, so `kill -9 $$` would not end a bash
     # that was pid 1.
-    argv = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), *_UNSHARE_FIXED]
+    unshare = [find_tool("unshare") or "unshare", *_UNSHARE_FIXED[1:]]
+    argv = [find_tool("env") or "env", "-i", *(f"{k}={v}" for k, v in env.items()), *unshare]
     setup = [_python(), "-I", "-S", "-c", _newroot_source(), plan_json(steps)]
     return [*argv, *setup, str(meta / "newroot"), "--", *_UNSHARE_INNER, *bash]
 
