@@ -12,8 +12,7 @@ from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.terminal import consistency as _consistency
 from agentworld.domains.terminal import explain as _explain
 from agentworld.domains.terminal import scorer
-from agentworld.domains.terminal.cgroup import cgroup_support
-from agentworld.domains.terminal.disk import UNBOUNDED_ENV, disk_support
+from agentworld.domains.terminal.bounds import describe_bounds
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.fs import FILE_CONDITIONS, output_holds
 from agentworld.domains.terminal.limits import Limits
@@ -211,7 +210,9 @@ class TerminalDomain:
         return _explain.explain_text(action, observation, history)
 
     def describe(self) -> dict[str, str]:
-        """Facts for ``agentworld domains``: sandbox, shell, limits, prompt."""
+        """Facts for ``agentworld domains``: sandbox, shell, limits, which bounds hold
+        (``bound: disk`` ... ``bound: network``,
+        :func:`~agentworld.domains.terminal.bounds.describe_bounds`), prompt."""
         try:
             sandbox = detect_sandbox()
         except RuntimeError as exc:
@@ -226,16 +227,7 @@ class TerminalDomain:
                 f"{lim.memory_bytes >> 20} MiB memory per process, {lim.nproc} processes, "
                 f"{lim.file_bytes >> 20} MiB per file, {lim.output_bytes} B output"
             ),
-            "sandbox memory": (
-                f"{lim.sandbox_memory_bytes >> 20} MiB as a whole by {cgroup_support()}"
-                if not cgroup_support().startswith("none")
-                else cgroup_support()
-            ),
-            "episode disk": (
-                f"{lim.disk_bytes >> 20} MiB, {lim.disk_inodes} inodes (own ext4 file system)"
-                if disk_support() is None
-                else f"unbounded: {disk_support()} (refused unless {UNBOUNDED_ENV} has disk)"
-            ),
+            **describe_bounds(lim),
             "prompt": "user@sandbox:~/dir$  ([N] prefix after a non-zero exit)",
             "tasks": ", ".join(KINDS),
             "policies": ", ".join(policies) + ("" if "llm" in policies

@@ -7,8 +7,7 @@ from typing import Any
 
 from agentworld.core.domain_base import DomainBase
 from agentworld.core.types import Action, Episode, Observation, Step, Task
-from agentworld.domains.terminal.cgroup import cgroup_support
-from agentworld.domains.terminal.disk import disk_support
+from agentworld.domains.terminal.bounds import describe_bounds
 from agentworld.domains.terminal.fs import FILE_CONDITIONS, output_holds
 from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.sandbox import detect_sandbox
@@ -123,9 +122,7 @@ class TtyDomain(DomainBase):
             "environment": f"real: interactive bash on a {COLUMNS}x{ROWS} pty in the terminal "
                            "domain's sandbox; screen rendered by pyte",
             "sandbox": sandbox,
-            "sandbox memory": cgroup_support(),
-            "episode disk": "own ext4 file system" if disk_support() is None
-                            else f"unbounded: {disk_support()}",
+            **describe_bounds(),
             "actions": "JSON list of {keystrokes, duration} (AgentWorldBench terminal rows), "
                        "tmux key names",
             "tasks": ", ".join(KINDS),
