@@ -51,3 +51,62 @@ def test_tiocsti_through_the_32_bit_entry_is_refused(env):
     text, _ = run(env, "echo next")
     assert text == "next\nuser@sandbox:~$ ", text
     assert "INJ42" not in text and env._shell._token.decode() not in text
+
+
+# Prints a prompt exactly as the shell would (its own PROMPT_COMMAND, then PS1 expanded), then
+# answers every later action from the builtin ``read``: the shell itself, in the foreground,
+# blocked in ``read`` on its terminal, as at a real prompt.
+FORGE_READ = (
+    'eval "$PROMPT_COMMAND"; printf "%s" "${PS1@P}"; '
+    'while IFS= read -r line; do echo "fake: $line"; eval "$PROMPT_COMMAND"; '
+    'printf "%s" "${PS1@P}"; done'
+)
+
+
+def test_a_forged_prompt_then_read_does_not_end_the_step(env):
+    """A prompt printed by a builtin followed by the builtin ``read`` is not the shell's
+    prompt: the step runs to its timeout, and the next action runs in the real shell."""
+    text, info = run(env, FORGE_READ)
+    assert info["timed_out"], text
+    text, info = run(env, "echo next")
+    assert text == "next\nuser@sandbox:~$ ", text
+    text, info = run(env, "false")
+    assert text == "[1] user@sandbox:~$ " and info["exit_code"] == 1, text
+
+
+def test_olcuc_does_not_hide_the_prompt_or_leak_the_token(env):
+    """``stty olcuc`` (the terminal shows lower case as upper case) turns the marker to upper
+    case too: the step still ends at the prompt, and the token is not in the observation."""
+    token = env._shell._token.decode()
+    text, info = run(env, "stty olcuc; echo hello")
+    assert not info["timed_out"] and token.upper() not in text.upper(), text
+    assert text == "HELLO\nUSER@SANDBOX:~$ ", text
+    text, info = run(env, "stty -olcuc; cd /tmp; echo back")
+    assert text == "back\nuser@sandbox:/tmp$ ", text
+
+
+def test_partial_markers_cost_little_host_cpu(env):
+    """A megabyte of marker beginnings that never end (the token is in ``$PS1``) costs the
+    host a linear scan, not one regex search per beginning per chunk."""
+    flood = 'P="${PS1%%:*}:1:0:" python3 -c \'import os; print(os.environ["P"] * 40000)\''
+    before = time.process_time()
+    text, info = run(env, flood)
+    spent = time.process_time() - before
+    assert not info["timed_out"] and info["exit_code"] == 0, text
+    assert text.endswith("user@sandbox:~$ ") and info["output_truncated"]
+    assert spent < 0.5, f"host CPU {spent:.2f} s for 1 MB of partial markers"
+
+
+def test_pwd_does_not_change_the_prompt(env):
+    """The prompt line shows ``$PWD`` only while it names the working directory (a symlink
+    to it, as bash shows it); otherwise the real directory."""
+    text, _ = run(env, "mkdir -p a/b && cd a/b")
+    assert text == "user@sandbox:~/a/b$ ", text
+    text, _ = run(env, "PWD=/etc")
+    assert text == "user@sandbox:~/a/b$ ", text
+    text, _ = run(env, "cd / && PWD=/home/agent/a/b")
+    assert text == "user@sandbox:/$ ", text
+    text, _ = run(env, "cd ~ && ln -s a/b link && cd link")
+    assert text == "user@sandbox:~/link$ " and env.privileged_state()["cwd"] == "/home/agent/a/b"
+    text, _ = run(env, "PWD=$'/home/agent/\\x1e'; false")
+    assert text == "[1] user@sandbox:~/a/b$ ", text

@@ -77,7 +77,7 @@ def test_tiocsti_cannot_type_into_the_terminal(env):
 def test_a_forged_marker_with_the_next_number_does_not_end_the_step(env):
     """The counter in the marker is the shell's own variable: a builtin can print the very
     marker the next prompt will show. A step still ends only at a shell waiting for input."""
-    forge = '__aw_k=$((__aw_k+1)); echo "${PS1@P}"; while :; do :; done'
+    forge = 'eval "$PROMPT_COMMAND"; echo "${PS1@P}"; while :; do :; done'
     text, info = run(env, forge)
     assert info["timed_out"], text
     text, _ = run(env, "echo next")

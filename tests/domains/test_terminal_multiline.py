@@ -78,7 +78,7 @@ def test_a_forged_prompt_marker_in_a_here_document_does_not_end_the_step(env):
     text, _ = run(env, "cat <<EOF\n${PS1@P}\nEOF\nsleep 0.3\necho after")
     token = env._shell._token.decode()
     # The marker's separators are dropped from the output; its text stays, the step goes on.
-    assert text == f"{token}:1:0:/home/agentuser@sandbox:~$ {token}.\nafter\n" + PROMPT
+    assert text == f"{token}:1:0:1:/home/agent$ {token}.\nafter\n" + PROMPT
     text, _ = run(env, "echo next")
     assert text == "next\n" + PROMPT
 

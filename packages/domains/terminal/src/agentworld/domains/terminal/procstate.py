@@ -9,18 +9,33 @@ import os
 _READ_NR = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)  # read(2), as /proc shows
 
 
-def reading_terminal(pid: int) -> bool:
-    """Whether process ``pid`` is blocked in ``read`` on fd 0 (``/proc/PID/syscall``: the system
-    call number and first argument), as a shell is at its prompt. True where that cannot be
-    read (an unknown architecture, no access), so the caller falls back to its other checks."""
+def read_call(pid: int) -> tuple[str, str, str, str] | None:
+    """The system call process ``pid`` is blocked in, as ``/proc/PID/syscall`` shows it (in
+    hexadecimal but the number): ``(number, fd, buffer address, count)``, ``("running", "",
+    "", "")`` for a running process; ``None`` where that cannot be read (an unknown
+    architecture, no access)."""
     if _READ_NR is None:
-        return True
+        return None
     try:
         with open(f"/proc/{pid}/syscall", encoding="ascii") as fh:
             fields = fh.read().split()
     except OSError:
+        return None
+    fields += [""] * (4 - len(fields))
+    return (fields[0], fields[1], fields[2], fields[3])
+
+
+def reading_terminal(pid: int, expected: tuple[str, str, str, str] | None = None) -> bool:
+    """Whether process ``pid`` is blocked in ``read`` on fd 0 (:func:`read_call`), as a shell
+    is at its prompt; with ``expected``, in that very call (the same buffer and count: bash
+    reads its command lines into a buffer of its own, the builtin ``read`` into others). True
+    where that cannot be read, so the caller falls back to its other checks."""
+    call = read_call(pid)
+    if call is None:
         return True
-    return fields[:2] == [_READ_NR, "0x0"]
+    if expected is not None:
+        return call == expected
+    return call[:2] == (_READ_NR, "0x0")
 
 
 def real_cwd(pid: int, shown: str) -> str:

@@ -1,15 +1,17 @@
 """A bash shell in a sandbox, driven through a pseudo-terminal with pexpect.
 
-Completion of a command is detected with an invisible marker printed as part of ``PS1``:
-``\\x1e<token>:<prompt number>:<exit status>:<cwd>\\x1f`` + visible prompt +
-``\\x1e<token>.\\x1f``, where ``<token>`` is random per shell, the prompt number counts the
-shell's prompts and ``\\x1f`` in the cwd is doubled. A marker counts only when its number is
-past the last one seen and the shell (not a command) holds the terminal's foreground
-(``tcgetpgrp``): a command that prints the prompt (``echo "${PS1@P}"``) does not end its step.
-``PS2`` carries a similar marker so an incomplete line (an unclosed quote, a here-document)
-is noticed at once and cancelled with Ctrl-C, as a person would. Terminal echo is off
-(``bash --noediting`` on a no-echo pty), so the command itself is not part of the output.
-``PROMPT_COMMAND``, ``PS1`` and ``PS2`` are read-only.
+Completion of a command is detected with an invisible marker printed as ``PS1``
+(:mod:`agentworld.domains.terminal.marker`: a random token per shell, the prompt's number, the
+exit status, ``$PWD`` where it names the working directory); the host renders the prompt line
+itself. A marker counts only when its number is past the last one seen, it ends the output,
+the shell (not a command) holds the terminal's foreground (``tcgetpgrp``) and the shell is
+blocked in the very ``read`` it waited in at its first prompt (``/proc/PID/syscall``: the same
+buffer and count; the builtin ``read`` uses others): a command that prints the prompt
+(``echo "${PS1@P}"``), then keeps running or reads the next actions itself with ``read``,
+does not end its step. ``PS2`` carries a similar marker so an incomplete line (an unclosed
+quote, a here-document) is noticed at once and cancelled with Ctrl-C, as a person would.
+Terminal echo is off (``bash --noediting`` on a no-echo pty), so the command itself is not
+part of the output. ``PROMPT_COMMAND``, ``PS1`` and ``PS2`` are read-only.
 
 Before each prompt, processes left running in the background by the command are killed
 (``builtin disown -a; builtin kill -9 -1`` inside the pid namespace), and after it the host
@@ -35,7 +37,6 @@ applies to the action as a whole.
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import time
 from pathlib import Path
@@ -43,8 +44,9 @@ from pathlib import Path
 import pexpect
 from agentworld.domains.terminal.hostfiles import write_file
 from agentworld.domains.terminal.limits import Limits
+from agentworld.domains.terminal.marker import NEUTRAL, Marker, MarkerFinder, init_line
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
-from agentworld.domains.terminal.procstate import reading_terminal, real_cwd
+from agentworld.domains.terminal.procstate import read_call, reading_terminal, real_cwd
 from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.ptysandbox import SandboxPty
 from agentworld.domains.terminal.reaper import kill_leftovers
@@ -57,7 +59,11 @@ INTERRUPT_EVERY_S = 1.0
 TIMEOUT_NOTE = "[command timed out after {t:g} s: interrupted]"
 RESTART_NOTE = "[command timed out after {t:g} s: shell restarted]"
 EXIT_NOTE = "[shell exited: a new shell was started]"
-READ_POLL_S = 0.0002  # seconds between looks at a shell that printed its prompt but is not reading
+READ_POLL_S = 0.0002  # first wait before looking again at a shell that printed its prompt but is
+# not reading; it doubles up to READ_POLL_MAX_S while no output comes (a builtin that keeps
+# running after printing a marker costs the host little)
+READ_POLL_MAX_S = 0.05
+LEARN_READ_S = 5.0  # for the new shell to block in its first read at its first prompt
 LINE_MAX = 4000  # bytes of one typed line; longer lines are passed through a file
 ACTION_FILE = f"{INPUT_DIR}/action"  # inside the sandbox: a multi-line or long action
 
@@ -86,25 +92,18 @@ class Shell:
         self._token = b""
         self._prompts = 0  # number of the last prompt seen
         self._shell_pgrp: int | None = None
+        self._prompt_read: tuple[str, str, str, str] | None = None  # the shell's read at a prompt
+        self._markers = MarkerFinder(b"")
         self._last: CommandResult | None = None
 
     def start(self, cwd: str | None = None, exit_code: int = 0) -> CommandResult:
         """Start (or restart) the shell; returns the initial prompt with empty output."""
         self._kill()
         self._token = secrets.token_hex(8).encode()
-        self._prompts, self._shell_pgrp = 0, None
+        self._prompts, self._shell_pgrp, self._prompt_read = 0, None, None
+        self._markers = MarkerFinder(self._token)
         self._pty.spawn(dimensions=(50, 200))  # a wide terminal: short listings fit on one line
-        tok = self._token.decode()
-        init = (
-            "__aw_k=0; PROMPT_COMMAND='__aw_rc=$?; builtin disown -a; "
-            "builtin kill -9 -1 2>/dev/null; builtin shopt -s promptvars; __aw_k=$((__aw_k+1)); "
-            f'if ((__aw_rc)); then __aw_st="[$__aw_rc] "; else __aw_st=; fi\'; '
-            f"PS1=$'\\x1e{tok}:${{__aw_k}}:${{__aw_rc}}:${{PWD//\\x1f/\\x1f\\x1f}}\\x1f"
-            f"${{__aw_st}}user@sandbox:\\\\w$ \\x1e{tok}.\\x1f'; "
-            f"PS2=$'\\x1e{tok}>\\x1f> '; readonly PROMPT_COMMAND PS1 PS2; unset HISTFILE; "
-            f"cd -- {_quote(cwd or HOME)} 2>/dev/null; history -c; (exit {int(exit_code)})"
-        )
-        self._child.sendline(init)
+        self._child.sendline(init_line(self._token.decode(), cwd or HOME, exit_code))
         collector = OutputCollector(0)
         status, match = self._collect(collector, time.monotonic() + 10.0)
         if status != "prompt" or match is None:
@@ -159,7 +158,7 @@ class Shell:
             status, match = self._interrupt(collector)
         if status == "prompt" and match is not None:
             kill_leftovers(self._child.pid, self._shell_pgrp)
-            result = self._result(collector.head + collector.tail[: match.start()], match)
+            result = self._result(collector.head + collector.tail[: match.start], match)
             if timed_out:
                 result.output = _with_note(result.output, TIMEOUT_NOTE.format(t=timeout))
                 result.timed_out = True
@@ -194,59 +193,70 @@ class Shell:
         write_file(self._meta / "input", Path(ACTION_FILE).name, command.encode(), 0o644)
         return f'(exit "$__aw_rc"); builtin source {ACTION_FILE}'
 
-    def _result(self, raw: bytes, match: re.Match[bytes]) -> CommandResult:
+    def _result(self, raw: bytes, marker: Marker) -> CommandResult:
         out, truncated = clean_output(bytes(raw), self.limits.output_bytes)
-        code = int(match.group(2))
-        shown = match.group(3).replace(b"\x1f\x1f", b"\x1f").decode("utf-8", errors="replace")
-        cwd = self._real_cwd(shown)
-        prompt = match.group(4).decode("utf-8", errors="replace")
-        self._last = CommandResult(out, prompt, code, cwd, truncated=truncated)
+        cwd = self._real_cwd(marker.shown or HOME)
+        self._last = CommandResult(
+            out, marker.prompt(cwd), marker.exit_code, cwd, truncated=truncated
+        )
         return self._last
 
-    def _collect(self, col: OutputCollector, deadline: float) -> tuple[str, re.Match[bytes] | None]:
-        tok = re.escape(self._token)
-        done = re.compile(
-            rb"\x1e"
-            + tok
-            + rb":(\d+):(\d+):((?:[^\x1f]|\x1f\x1f)*)\x1f(?!\x1f)(.*?)\x1e"
-            + tok
-            + rb"\.\x1f",
-            re.DOTALL,
-        )
-        ps2 = b"\x1e" + self._token + b">\x1f"
+    def _collect(self, col: OutputCollector, deadline: float) -> tuple[str, Marker | None]:
+        """Read output into ``col`` until a genuine prompt (``"prompt"``, its marker), the
+        ``PS2`` marker (``"ps2"``), EOF (``"eof"``) or ``deadline`` (``"timeout"``). Markers
+        that do not count get their first byte replaced by :data:`NEUTRAL`."""
         assert self._child is not None
-        waiting = False  # a marker ends the buffer but the shell is not reading input yet
+        poll = None  # seconds to the next look at a shell whose marker ends the output
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout", None
             try:
-                chunk = self._child.read_nonblocking(
-                    65536, timeout=min(left, READ_POLL_S if waiting else 0.5)
-                )
+                chunk = self._child.read_nonblocking(65536, timeout=min(left, poll or 0.5))
                 col.feed(chunk)
+                poll = None
             except pexpect.TIMEOUT:
-                if not waiting:
+                if poll is None:
                     continue
+                poll = min(poll * 2, READ_POLL_MAX_S)
             except pexpect.EOF:
                 return "eof", None
-            waiting = False
-            while match := done.search(col.tail):
-                if self._genuine(int(match.group(1))):
-                    if match.end() == len(col.tail) and not self._reading():
+            pos, waiting = 0, False
+            while (found := self._markers.next(col.tail, pos)) is not None:
+                pos, marker = found
+                if marker is None:
+                    continue
+                if self._genuine(marker.number) and marker.end == len(col.tail):
+                    if not self._reading():
                         waiting = True  # (or a forged one, if a builtin keeps running)
                         break
-                    if match.end() == len(col.tail):
-                        self._prompts = int(match.group(1))
-                        if self._shell_pgrp is None:
-                            self._shell_pgrp = self._foreground()
-                        return "prompt", match
-                col.tail[match.start()] = 0x1D  # forged: keep its text, not its marker
-            if ps2 in col.tail:
-                if self._genuine(None):
-                    col.tail[:] = col.tail.replace(ps2, b"")
+                    self._prompts = marker.number
+                    if self._shell_pgrp is None:
+                        self._shell_pgrp = self._foreground()
+                        self._prompt_read = self._learn_read()
+                    return "prompt", marker
+                col.tail[marker.start] = NEUTRAL  # forged: keep its text, not its marker
+            poll = (poll or READ_POLL_S) if waiting else None
+            if self._markers.has_ps2(col.tail):
+                genuine = self._genuine(None)
+                self._markers.drop_ps2(col.tail, neutralise=not genuine)
+                if genuine:
                     return "ps2", None
-                col.tail[:] = col.tail.replace(ps2, b"\x1d" + ps2[1:])
+
+    def _learn_read(self) -> tuple[str, str, str, str] | None:
+        """The ``read`` the new shell blocks in at its first prompt (:func:`read_call`), before
+        any action ran; ``None`` where it cannot be seen (then any ``read`` on fd 0 counts)."""
+        if self._shell_pgrp is None:
+            return None
+        deadline = time.monotonic() + LEARN_READ_S
+        while time.monotonic() < deadline:
+            call = read_call(self._shell_pgrp)
+            if call is None:
+                return None
+            if reading_terminal(self._shell_pgrp):
+                return call
+            time.sleep(READ_POLL_S)
+        return None
 
     def _foreground(self) -> int | None:
         assert self._child is not None
@@ -266,16 +276,17 @@ class Shell:
         return self._shell_pgrp is None or self._foreground() == self._shell_pgrp
 
     def _reading(self) -> bool:
-        """Whether the shell waits for input at its terminal (:func:`reading_terminal`); True
-        before the first prompt, when its pid is not known yet."""
-        return self._shell_pgrp is None or reading_terminal(self._shell_pgrp)
+        """Whether the shell waits for input at its terminal in the ``read`` of its prompts
+        (:func:`reading_terminal`); True before the first prompt, when its pid is not known
+        yet."""
+        return self._shell_pgrp is None or reading_terminal(self._shell_pgrp, self._prompt_read)
 
     def _real_cwd(self, shown: str) -> str:
         """The shell's real working directory (:func:`real_cwd`), ``shown`` before the first
         prompt."""
         return shown if self._shell_pgrp is None else real_cwd(self._shell_pgrp, shown)
 
-    def _interrupt(self, col: OutputCollector) -> tuple[str, re.Match[bytes] | None]:
+    def _interrupt(self, col: OutputCollector) -> tuple[str, Marker | None]:
         """Send ^C every :data:`INTERRUPT_EVERY_S` until a prompt (or EOF) or :data:`GRACE_S`."""
         assert self._child is not None
         deadline = time.monotonic() + GRACE_S
@@ -302,10 +313,6 @@ class Shell:
         """Kill the whole sandbox from the host (:meth:`SandboxPty.kill`)."""
         self._pty.kill()
         self._last = None
-
-
-def _quote(path: str) -> str:
-    return "'" + path.replace("'", "'\\''") + "'"
 
 
 def _with_note(output: str, note: str) -> str:
