@@ -125,6 +125,25 @@ def run_episode(
     )
 
 
+def episode_task(policy: Any, sampled: Task | None, seed: int) -> Task | None:
+    """The task ``policy`` plays in the episode with ``seed``: its own ``task(seed)`` when it
+    brings its tasks (:class:`~agentworld.core.protocols.TaskingPolicy`), else ``sampled`` (the
+    domain sampler's task for that episode). Every executor asks here."""
+    return policy.task(seed) if isinstance(policy, TaskingPolicy) else sampled
+
+
+def collect_episode(
+    domain: Domain, env: Any, policy_name: str, sampled: Task | None, *, seed: int,
+    max_steps: int,
+) -> Episode:
+    """Episode ``seed`` of a collection: the domain's policy named ``policy_name`` plays
+    :func:`episode_task` in ``env`` (:func:`run_episode`). What a collection thread and a Ray
+    worker (:mod:`agentworld.core.ray_collect`) both run, so they record the same episodes."""
+    policy = domain.policies()[policy_name]
+    task = episode_task(policy, sampled, seed)
+    return run_episode(domain, env, task, policy, seed=seed, max_steps=max_steps)
+
+
 def world_model_contract(domain: Any) -> dict[str, Any]:
     """The rendering facts a domain fixes for its world model, stored in episode metadata:
     ``rewards`` (the answer carries the reward footer) when ``domain.defines_rewards`` and
@@ -237,11 +256,8 @@ def collect(
             out = []
             try:
                 for i in indices:
-                    policy = domain.policies()[names[i]]
-                    task = (policy.task(seed + i) if isinstance(policy, TaskingPolicy)
-                            else tasks[i])
-                    episode = run_episode(
-                        domain, env, task, policy, seed=seed + i, max_steps=max_steps
+                    episode = collect_episode(
+                        domain, env, names[i], tasks[i], seed=seed + i, max_steps=max_steps
                     )
                     if store is not None:
                         store.append(i, episode)

@@ -78,14 +78,15 @@ class EpisodeWorker:
         self.env: Any = None
 
     def run(self, task: Task, policy: str, seed: int) -> Episode:
-        """Episode of ``task`` by the domain's policy named ``policy`` with ``seed``
-        (:func:`agentworld.core.collect.run_episode`)."""
-        from agentworld.core.collect import run_episode
+        """Episode ``seed`` by the domain's policy named ``policy``, ``task`` being the
+        sampler's (a policy that brings its own tasks plays its own): what a collection thread
+        runs (:func:`agentworld.core.collect.collect_episode`)."""
+        from agentworld.core.collect import collect_episode
 
         if self.env is None:
             self.env = self.domain.make_env(**self.env_options)
-        return run_episode(self.domain, self.env, task, self.domain.policies()[policy],
-                           seed=seed, max_steps=self.max_steps)
+        return collect_episode(self.domain, self.env, policy, task, seed=seed,
+                               max_steps=self.max_steps)
 
     def close(self) -> None:
         """Close the environment (a sandbox, a server process)."""
