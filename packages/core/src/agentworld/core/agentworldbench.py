@@ -220,7 +220,8 @@ def reconstruct(rows: Iterable[tuple[int, BenchRecord]]) -> tuple[list[Trajector
     """Group rows by ``(task, id)`` into trajectories, each rebuilt once.
 
     A row whose ``(task, id, turn_idx)`` was seen before is a duplicate: dropped and reported.
-    Lists are merged by keeping the longest; a row whose lists or ``system_str`` disagree with
+    Lists are merged by keeping the longest (so ``"prefix"`` rows, each holding the turns up to
+    its own, rebuild the whole trajectory in any row order); a row whose lists or ``system_str`` disagree with
     its trajectory's is reported as a conflict. Trajectories come out in first-seen order.
     """
     report = ReconstructReport()
@@ -241,16 +242,16 @@ def reconstruct(rows: Iterable[tuple[int, BenchRecord]]) -> tuple[list[Trajector
         if record.agentworld is not None:
             traj.carried = {**(traj.carried or {}), **{k: v for k, v in record.agentworld.items()
                                                        if v is not None}}
-        else:
-            if record.system_str != traj.system_str:
-                report.conflicts.append((line, record.task, record.id, "system_str"))
-            elif not (_agrees(record.prompt, traj.prompts) and _agrees(record.response, traj.responses)):
-                report.conflicts.append((line, record.task, record.id, "prompt/response"))
-            if len(record.prompt) > len(traj.prompts):
-                traj.prompts = list(record.prompt)
-            if len(record.response) > len(traj.responses):
-                traj.responses = list(record.response)
-            traj.total_turns = max(traj.total_turns, record.total_turns)
+        # every row, ours too: a "prefix" row holds the turns up to its own (the longest wins)
+        if record.system_str != traj.system_str:
+            report.conflicts.append((line, record.task, record.id, "system_str"))
+        elif not (_agrees(record.prompt, traj.prompts) and _agrees(record.response, traj.responses)):
+            report.conflicts.append((line, record.task, record.id, "prompt/response"))
+        if len(record.prompt) > len(traj.prompts):
+            traj.prompts = list(record.prompt)
+        if len(record.response) > len(traj.responses):
+            traj.responses = list(record.response)
+        traj.total_turns = max(traj.total_turns, record.total_turns)
         traj.turns.append(record.turn_idx)
     for traj in built.values():
         traj.turns.sort()
