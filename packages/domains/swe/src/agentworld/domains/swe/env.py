@@ -10,10 +10,11 @@ tool's output. A malformed call is an ``Error: ...`` observation (reward 0, the 
 on), never an exception.
 
 Reward: 1.0 and ``terminated`` when every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test of the task
-passes on the workspace's code with the task's own test files
-(:func:`~agentworld.domains.swe.tools.grading_command`), checked after ``submit`` (which ends
-the episode either way, 0.0 when a test fails) and after a ``run_tests`` whose log shows the
-task's tests passing.
+passes on the workspace's library files put over a pristine checkout of the task's repository
+(its own tests), run in a fresh sandbox of the host's with ``python3 -I -S``
+(:mod:`agentworld.domains.swe.grading`: nothing of the agent's shell, home or commits but the
+library files counts), checked after ``submit`` (which ends the episode either way, 0.0 when a
+test fails) and after a ``run_tests`` whose log shows the task's tests passing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from agentworld.core.gymvec import FreeText
 from agentworld.core.toolcalls import call_of
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.swe import testlog, tools
+from agentworld.domains.swe.grading import Grader
 from agentworld.domains.swe.project import HOME, PROJECT
 from agentworld.domains.swe.tasks import SweTaskSampler, repo_files
 from agentworld.domains.terminal.env import TerminalEnv
@@ -74,6 +76,7 @@ class SweEnv(gymnasium.Env):
         self.tasks = tasks or SweTaskSampler()
         self.max_steps = max_steps
         self.terminal = TerminalEnv(limits=limits or default_limits(), sandbox=sandbox)
+        self.grader = Grader(limits or default_limits(), sandbox)
         self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
         self.observation_space = FreeText(OBSERVATION_MAX_LENGTH, min_length=0, charset=_CHARSET)
         self.task: Task | None = None
@@ -81,6 +84,7 @@ class SweEnv(gymnasium.Env):
         self.steps = 0
         self._state: dict[str, Any] | None = None  # privileged state, None: to read again
         self._graded: tuple[int, dict[str, bool]] | None = None
+        self._pristine: dict[str, str] = {}  # the task's repository as reset made it
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[ObservationText, dict[str, Any]]:
@@ -106,6 +110,7 @@ class SweEnv(gymnasium.Env):
             self.terminal.close()
             raise RuntimeError(f"git could not commit the task repository: {result.output.strip()}")
         self.done, self.steps, self._state, self._graded = False, 0, None, None
+        self._pristine = files
         observation = ObservationText(self.task.instruction, {"tool": None, "error": False})
         return observation, {"task_id": self.task.id, "sandbox": info["sandbox"]}
 
@@ -164,8 +169,8 @@ class SweEnv(gymnasium.Env):
     def _grade(self) -> dict[str, bool]:
         """``{test id: passed}`` of the graded run (cached for this step)."""
         if self._graded is None or self._graded[0] != self.steps:
-            outcome = testlog.outcomes(self.terminal.run(tools.grading_command()).output)
-            self._graded = (self.steps, outcome)
+            assert self.terminal.root is not None
+            self._graded = (self.steps, self.grader.outcomes(self._pristine, self.terminal.root))
         return self._graded[1]
 
     def _diff(self) -> str:

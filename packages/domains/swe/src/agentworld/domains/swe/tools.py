@@ -80,11 +80,13 @@ def unknown_arguments(arguments: dict[str, Any], known: set[str], tool: str) -> 
                         f"{', '.join(sorted(known))}")
 
 
-def script(source: str, args: list[str]) -> str:
-    """A shell command running ``source`` with ``python3 -`` (read from a here-document with
-    a random delimiter) and ``args``."""
+def script(source: str, args: list[str], python: str = "python3") -> str:
+    """A shell command running ``source`` with ``PYTHON -`` (``python``: the interpreter and
+    its options; the script is read from a here-document with a random delimiter) and
+    ``args``."""
     token = f"AW_{secrets.token_hex(6)}"
-    return f"python3 - {' '.join(shlex.quote(a) for a in args)} <<'{token}'\n{source}\n{token}"
+    quoted = " ".join(shlex.quote(a) for a in args)
+    return f"{python} - {quoted} <<'{token}'\n{source}\n{token}"
 
 
 def bash_command(arguments: dict[str, Any]) -> str:
@@ -131,12 +133,3 @@ def tests_command(tests: list[str]) -> str:
     """Run the workspace's suite (or ``tests``) in the repository root, in a subshell (the
     agent's directory is kept)."""
     return f"(cd ~ && {script(RUNNER, tests)}\n)"
-
-
-def grading_command() -> str:
-    """Run the whole suite as the task's tests were: a private copy of the workspace in
-    ``/tmp`` with ``tests/`` taken from the task's commit (``git archive HEAD tests``), so the
-    agent's edits to the tests do not count; the copy is deleted after."""
-    return ('(d=$(mktemp -d) && cp -a ~/. "$d"/ && rm -rf "$d/tests" "$d/.git" && '
-            f'git -C ~ archive HEAD tests | tar -x -C "$d" && cd "$d" && {script(RUNNER, [])}\n'
-            'cd / && rm -rf "$d")')
