@@ -60,7 +60,8 @@ def collect_cmd(
     overwrite: Annotated[bool, typer.Option(
         help="Replace an existing OUT, and start over instead of resuming from OUT.part.")] = False,
     set_: Annotated[list[str] | None, typer.Option("--set", help=(
-        "Environment option KEY=VALUE for the domain's make_env; repeatable (mcp: "
+        "Environment option KEY=VALUE for the domain's make_env, typed by the domain (a bad "
+        "key or value is an error listing the accepted ones); repeatable (mcp: "
         "server='CMD ARGS' collects from any stdio MCP server)."))] = None,
 ) -> None:
     """Collect real episodes from a domain's real environment into JSONL.
