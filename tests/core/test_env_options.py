@@ -86,6 +86,13 @@ def test_a_domain_without_an_options_class_passes_everything_through():
     assert accepted(AnyEnvOptions) == "any other"
 
 
+def test_domain_base_declares_the_permissive_default():
+    """A third-party ``DomainBase`` subclass that declares nothing keeps its old behaviour."""
+    from agentworld.core.domain_base import DomainBase
+
+    assert DomainBase.env_options is AnyEnvOptions
+
+
 def test_a_class_without_fields_accepts_none():
     class Nothing(EnvOptions):
         pass
