@@ -170,7 +170,9 @@ BAD_TASKS = [
     ({}, {"files": {"a": {"has": ["x"]}}}, "task.check['files']['a']: expected an object with"),
     ({}, {"files": {"a": {"contains": "x"}}}, "task.check['files']['a']['contains']: expected a"),
     ({}, {"cwd": "docs"}, "task.check['cwd']: expected an absolute directory path"),
-    ({}, {"output_regex": "("}, "task.check['output_regex']: not a valid regular expression"),
+    ({}, {"output_regex": "("}, "task.check['output_regex']: '(' is not a regular expression RE2"),
+    ({}, {"output_regex": r"(a)\1"}, r"task.check['output_regex']: '(a)\\1' is not a regular "
+     r"expression RE2 runs in linear time (invalid escape sequence: \1); backreferences"),
     ({}, {"output_contains": "x"}, "task.check['output_contains']: expected a list of strings"),
 ]
 

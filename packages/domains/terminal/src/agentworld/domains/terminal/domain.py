@@ -180,7 +180,7 @@ class TerminalDomain:
             return None
         try:
             success = output_holds(check, output, absolute_cwd(prompt.cwd) if prompt else "")
-        except (re.error, TypeError):
+        except (ValueError, TypeError):  # a pattern RE2 refuses (regexes.compile_pattern)
             return None
         return (1.0, True) if success else (0.0, False)
 

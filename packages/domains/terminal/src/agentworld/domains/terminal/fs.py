@@ -18,7 +18,8 @@ Check data (``Task.check``), all conditions must hold::
      "cwd": "/home/agent/docs", "output_contains": [text], "output_regex": pattern}
 
 Paths are relative to the episode root; ``output_contains`` and
-``output_regex`` (``re.search``) are tested on the output of the step just
+``output_regex`` (a search by RE2, in linear time:
+:mod:`agentworld.domains.terminal.regexes`) are tested on the output of the step just
 taken. Other keys (``goal``: the intended operation, read by the scripted
 expert) are ignored.
 """
@@ -28,11 +29,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from agentworld.domains.terminal import regexes
 from agentworld.domains.terminal.safefs import (
     Entry,
     WalkStats,
@@ -231,7 +232,7 @@ def check_success(root: Path, check: dict[str, Any], output: str, cwd: str) -> b
         return False
     try:
         return _holds(root_fd, check, output, cwd)
-    except (ValueError, TypeError, AttributeError, re.error):
+    except (ValueError, TypeError, AttributeError):
         return False
     finally:
         os.close(root_fd)
@@ -264,10 +265,15 @@ FILE_CONDITIONS = ("dirs", "exists", "absent", "files")  # keys of a check on th
 
 def output_holds(check: dict[str, Any], output: str, cwd: str) -> bool:
     """Whether the conditions of ``check`` on what the terminal shows hold: ``cwd`` (absolute),
-    ``output_regex`` (``re.search``) and ``output_contains`` on the step's ``output``. The
-    file conditions (:data:`FILE_CONDITIONS`) are not looked at."""
+    ``output_regex`` (:func:`agentworld.domains.terminal.regexes.search`, linear time) and
+    ``output_contains`` on the step's ``output``. The file conditions (:data:`FILE_CONDITIONS`)
+    are not looked at.
+
+    Raises:
+        ValueError: ``output_regex`` is no pattern RE2 compiles (see
+            :func:`~agentworld.domains.terminal.regexes.compile_pattern`)."""
     if "cwd" in check and cwd != check["cwd"]:
         return False
-    if "output_regex" in check and re.search(check["output_regex"], output) is None:
+    if "output_regex" in check and not regexes.search(check["output_regex"], output):
         return False
     return all(s in output for s in check.get("output_contains", []))
