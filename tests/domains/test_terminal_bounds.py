@@ -117,3 +117,25 @@ def test_no_sandbox_is_one_line_with_its_fix(monkeypatch):
         f"no sandbox for the terminal domain: {SANDBOX_ENV_VAR}='docker' is not a sandbox "
         f"(bwrap or unshare); fix: unset {SANDBOX_ENV_VAR}"
     )
+
+
+def test_domains_says_no_when_the_sandbox_cannot_start(monkeypatch):
+    """``agentworld domains`` lists a domain whose environment cannot be made here as not
+    running, with its one-line reason first (before: "yes" beside "sandbox: unavailable")."""
+    from agentworld.app.cli import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv(SANDBOX_ENV_VAR, "none")
+    detect_sandbox.cache_clear()
+    try:
+        result = CliRunner().invoke(app, ["domains"], env={"COLUMNS": "250"})
+    finally:
+        detect_sandbox.cache_clear()
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip()
+            for line in result.output.splitlines() if line.count("│") == 5}
+    assert rows["terminal"] == "no (see below)" and rows["tty"] == "no (see below)"
+    assert rows["cliffwalking"] == "yes" and rows["os"] == "no (data-only)"
+    facts = result.output.split("\nterminal\n", 1)[1].splitlines()
+    assert facts[0] == (f"  unavailable: no sandbox for the terminal domain: {SANDBOX_ENV_VAR}="
+                        f"'none' is not a sandbox (bwrap or unshare); fix: unset {SANDBOX_ENV_VAR}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -26,10 +27,21 @@ def plugins_cmd() -> None:
         console.print(f"{kind.replace('_', ' ')}: {listed}")
 
 
+def cannot_start(domain: Any) -> str | None:
+    """Why ``domain``'s real environment cannot be made here (its one-line error), or ``None``
+    when ``make_env()`` succeeds (the environment is closed at once)."""
+    try:
+        domain.make_env().close()
+    except Exception as e:  # noqa: BLE001 -- the environment's own reason is the answer
+        return (str(e).strip() or type(e).__name__).splitlines()[0]
+    return None
+
+
 @app.command("domains")
 def domains_cmd() -> None:
-    """List installed domains: whether a real environment runs here (else data-only: trained
-    and measured from recorded trajectories), then each domain's environment facts.
+    """List installed domains: whether a real environment runs here (its ``make_env()``
+    succeeds; else its reason is listed first, or data-only: trained and measured from
+    recorded trajectories), then each domain's environment facts.
 
     Fits the terminal's width (80 columns when not a terminal): a narrow table of names, then
     the facts one per line, wrapped with a hanging indent.
@@ -48,12 +60,14 @@ def domains_cmd() -> None:
             facts.append((name, {"error": str(e)}))
             continue
         offline = isinstance(domain, OfflineDomain) and not domain.has_environment
-        table.add_row(name, "no (data-only)" if offline else "yes",
-                      plugins.owner("domain", name), domain.version)
+        missing = None if offline else cannot_start(domain)
+        here = "no (data-only)" if offline else "no (see below)" if missing else "yes"
+        table.add_row(name, here, plugins.owner("domain", name), domain.version)
         try:
-            facts.append((name, dict(domain.describe())))
+            described = dict(domain.describe())
         except Exception as e:  # a domain that cannot run here still lists
-            facts.append((name, {"unavailable": str(e)}))
+            described = {"unavailable": str(e)}
+        facts.append((name, {"unavailable": missing, **described} if missing else described))
     console.print(table)
     width = max(40, console.width)
     for name, described in facts:
