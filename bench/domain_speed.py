@@ -2,6 +2,11 @@
 
     uv run python bench/domain_speed.py                       # terminal, mcp, search, swe, tty, web
     uv run python bench/domain_speed.py --domains mcp --episodes 20
+    uv run python bench/domain_speed.py --real-only --json real.json   # the real side alone
+
+``--json`` writes every row, the real figures with the domain's median token lengths included:
+the GPU recipe (``examples/gpu/device_run.py``) carries such a file to a machine whose simulated
+side is a GPU and whose sandboxes may not run, and times the simulated side there.
 
 Real: each domain's ``scripted`` policy plays ``--episodes`` episodes in its real environment
 (one process, one environment at a time); the table gives the median reset (start-up) time and
@@ -19,6 +24,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
+import os
+import platform
 import statistics
 import sys
 import time
@@ -65,37 +73,54 @@ def token_lengths(texts: list[tuple[str, str]]) -> tuple[int, int]:
     return max(1, int(statistics.median(actions))), max(1, int(statistics.median(observations)))
 
 
-def simulated(batch: int, steps: int, action_tokens: int, obs_tokens: int) -> float:
+def simulated(batch: int, steps: int, action_tokens: int, obs_tokens: int,
+              extra: tuple[str, ...] = ()) -> float:
+    """B3's environment steps/s at ``batch`` episodes; ``extra``: more ``sim_throughput`` options
+    (``--device cuda``, a model shape)."""
     import sim_throughput
 
     argv = ["--arms", "B3", "--episodes", str(batch), "--steps", str(steps),
-            "--action-tokens", str(action_tokens), "--obs-tokens", str(obs_tokens)]  # fmt: skip
+            "--action-tokens", str(action_tokens), "--obs-tokens", str(obs_tokens),
+            "--no-single-episode", *extra]  # fmt: skip
     with contextlib.redirect_stdout(io.StringIO()):
         report = sim_throughput.main(argv)
     return float(report["arms"]["B3"]["env_steps_per_s"])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--domains", default="terminal,mcp,search,swe,tty,web")
     parser.add_argument("--episodes", type=int, default=12)
     parser.add_argument("--max-steps", type=int, default=12)
     parser.add_argument("--steps", type=int, default=8, help="simulated lockstep steps")
-    args = parser.parse_args()
+    parser.add_argument("--real-only", action="store_true", help="skip the simulated arms")
+    parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    args = parser.parse_args(argv)
     names = [n for n in args.domains.split(",") if n in plugins.names("domain")]
     head = (f"{'domain':<9}{'reset s':>9}{'real st/s':>11}{'act tok':>9}{'obs tok':>9}"
             f"{'sim b1 st/s':>13}{'sim b64 st/s':>14}{'b64/real':>10}")  # fmt: skip
-    rows = []
+    rows, records = [], {}
     for name in names:
         r = real(name, args.episodes, args.max_steps)
         action_tokens, obs_tokens = token_lengths(r["texts"])  # type: ignore[arg-type]
+        records[name] = {"reset_s": r["reset_s"], "real_steps_per_s": r["steps_per_s"],
+                         "real_steps": r["steps"], "action_tokens": action_tokens,
+                         "obs_tokens": obs_tokens}  # fmt: skip
+        print(f"{name}: {r['steps']} real steps", file=sys.stderr, flush=True)
+        if args.real_only:
+            continue
         b1 = simulated(1, args.steps, action_tokens, obs_tokens)
         b64 = simulated(64, args.steps, action_tokens, obs_tokens)
+        records[name] |= {"sim_b1_steps_per_s": b1, "sim_b64_steps_per_s": b64}
         rows.append(f"{name:<9}{r['reset_s']:>9.3f}{r['steps_per_s']:>11.1f}{action_tokens:>9}"
                     f"{obs_tokens:>9}{b1:>13.1f}{b64:>14.1f}{b64 / r['steps_per_s']:>10.2f}")
-        print(f"{name}: {r['steps']} real steps", file=sys.stderr, flush=True)
-    print(head)
-    print("\n".join(rows))
+    if args.json:
+        args.json.write_text(json.dumps({"host": f"{platform.platform()}, {os.cpu_count()} CPU cores",
+                                         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                         "episodes": args.episodes, "domains": records}, indent=2))
+    if rows:
+        print(head)
+        print("\n".join(rows))
 
 
 if __name__ == "__main__":

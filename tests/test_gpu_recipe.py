@@ -1,0 +1,119 @@
+"""examples/gpu: the GPU recipe that fits a lent accelerator machine, dry-run on this CPU host.
+
+The dry run takes the device's path end to end: ``prepare.py`` collects a few real terminal
+episodes and builds the wheelhouse (for this interpreter's version, as it would for the device's
+3.12), ``emulate_device.py`` makes an interpreter that holds only what the device image holds,
+and ``run_device.sh --tiny`` installs the wheels there with ``pip --no-index --no-deps --target``
+and runs the driver: train + evaluate through the pipeline, the engine benchmark, the
+simulated-vs-real table. The wheels come from PyPI the first time, then from
+``~/.cache/agentworld/gpu-wheels``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+GPU = ROOT / "examples" / "gpu"
+sys.path.insert(0, str(GPU))
+
+import device_run  # noqa: E402
+import prepare  # noqa: E402
+import wheelhouse  # noqa: E402
+
+needs_uv = pytest.mark.skipif(shutil.which("uv") is None, reason="needs the uv executable")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    return env | extra
+
+
+def test_to_carry_takes_what_the_image_lacks_or_pins_and_never_the_torch_stack() -> None:
+    needed = {"torch": "2.15.0", "triton": "3.9.0", "nvidia-cublas": "13", "cuda-toolkit": "13",
+              "numpy": "2.5.5", "pydantic": "2.14.4", "transformers": "5.24.0", "rich": "15"}
+    provided = frozenset({"torch", "numpy", "transformers", "rich"})
+    assert wheelhouse.to_carry(needed, provided) == {"pydantic": "2.14.4", "transformers": "5.24.0"}
+    assert wheelhouse.wheel_key("Typing_Extensions-4.16.0-py3-none-any.whl") == (
+        "typing-extensions", "4.16.0")
+
+
+@needs_uv
+def test_the_lock_closure_for_the_device_names_its_missing_packages() -> None:
+    carry = wheelhouse.to_carry(wheelhouse.closure("3.12"), wheelhouse.device_packages())
+    # What the image lacks and the recipe imports; what the image has (torch's stack, numpy)
+    # never travels.
+    assert {"pydantic", "pydantic-core", "gymnasium", "openai", "rapidfuzz", "pexpect",
+            "docstring-parser", "transformers", "huggingface-hub"} <= set(carry)
+    assert not {"torch", "triton", "numpy", "scipy", "accelerate", "pyarrow"} & set(carry)
+    assert not [n for n in carry if n.startswith(("nvidia-", "cuda-"))]
+    # markers are evaluated for the target: click's Windows-only colorama is dropped
+    assert "colorama" not in wheelhouse.closure("3.12")
+
+
+def test_driver_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        device_run.parse_args(["--out", str(tmp_path), "--parts", "train,benchh"])
+    with pytest.raises(FileNotFoundError, match="run examples/gpu/prepare.py first"):
+        device_run.unpack(tmp_path / "episodes.tar.gz", tmp_path / "episodes")
+    with pytest.raises(FileNotFoundError, match="no train.jsonl"):
+        prepare.pack(tmp_path, tmp_path / "episodes.tar.gz")
+    assert not (tmp_path / "episodes.tar.gz").exists()
+
+
+def test_run_device_without_wheels_says_what_to_do(tmp_path: Path) -> None:
+    result = subprocess.run(["bash", str(GPU / "run_device.sh"), "--tiny"], capture_output=True,
+                            text=True, env=clean_env(CARRY=str(tmp_path), OUT=str(tmp_path / "out")))
+    assert result.returncode == 2
+    said = result.stdout + result.stderr  # the script tees both into $OUT/log
+    assert "no wheels in" in said and "prepare.py" in said
+    assert "no wheels in" in (tmp_path / "out" / "log").read_text()
+
+
+@pytest.mark.slow
+@needs_uv
+def test_cpu_dry_run_of_the_device_script(tmp_path: Path) -> None:
+    carry, out, site = tmp_path / "carry", tmp_path / "out", tmp_path / "site"
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    subprocess.run([sys.executable, str(GPU / "prepare.py"), "--carry", str(carry),
+                    "--run-dir", str(tmp_path / "data"), "--episodes", "12",
+                    "--python-version", version, "--domains", "terminal", "--real-episodes", "2"],
+                   check=True, cwd=ROOT, env=clean_env(), capture_output=True)
+    manifest = json.loads((carry / "manifest.json").read_text())
+    assert "pydantic" in manifest["third_party"] and "train" in " ".join(manifest["splits"])
+
+    python = subprocess.run([sys.executable, str(GPU / "emulate_device.py"), str(tmp_path / "dev")],
+                            check=True, capture_output=True, text=True, env=clean_env())
+    python = python.stdout.strip()
+    bare = subprocess.run([python, "-c", "import torch, transformers; import pydantic"],
+                          capture_output=True, text=True, env=clean_env())
+    assert "No module named 'pydantic'" in bare.stderr  # as on the device image
+
+    result = subprocess.run(
+        ["bash", str(GPU / "run_device.sh"), "--tiny", "--run-dir", str(tmp_path / "run")],
+        capture_output=True, text=True, cwd=tmp_path,
+        env=clean_env(PYTHON=python, CARRY=str(carry), SITE=str(site), OUT=str(out)))
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert {"log", "summary.md", "results.json", "report.md", "metrics.json", "run.json"} <= {
+        p.name for p in out.iterdir()}
+    report = json.loads((out / "results.json").read_text())
+    assert report["errors"] == {}
+    assert Path(report["facts"]["agentworld from"]).parent == site  # the carried wheels
+    train = report["results"]["train"]
+    assert train["init"]["parameters"] > 1e6 and train["init"]["vocab_size"] == 512
+    assert {"cpt", "sft", "eval"} <= set(train["timings_s"])
+    assert train["facts"]["eval"]["transitions"] == 4
+    engine = report["results"]["engine"]["2"]
+    assert set(engine["arms"]) == {"B0", "B1", "B3"}
+    assert all(arm["env_steps_per_s"] > 0 for arm in engine["arms"].values())
+    row = report["results"]["domains"]["rows"]["terminal"]
+    assert row["sim_steps_per_s"] > 0 and row["real_steps_per_s"] > 0 and row["batch"] == 2
+    summary = (out / "summary.md").read_text()
+    assert "| 2 |" in summary and "| terminal |" in summary and "FAILED" not in summary
