@@ -116,15 +116,18 @@ class Tab:
         browser: The :class:`Browser`.
         hosts: Host names the page may reach (``http://HOST/`` only).
         timeout_s: Seconds an action or a poll of the page may take before it counts as hung.
+        headers: HTTP headers sent with every request of the context (the apps' episode key).
     """
 
     #: Seconds past ``timeout_s`` before the watchdog kills a renderer that never answered.
     GRACE_S = 2.0
 
-    def __init__(self, browser: Browser, hosts: set[str], timeout_s: float) -> None:
+    def __init__(self, browser: Browser, hosts: set[str], timeout_s: float,
+                 headers: dict[str, str] | None = None) -> None:
         self.hosts, self.timeout_ms = hosts, int(timeout_s * 1000)
         self.watchdog = Watchdog(browser.id)
-        self.context = browser.browser.new_context(viewport={"width": 1024, "height": 768})
+        self.context = browser.browser.new_context(viewport={"width": 1024, "height": 768},
+                                                   extra_http_headers=headers or {})
         self.context.set_default_timeout(self.timeout_ms)
         self.context.route("**/*", self._route)
         self.blocked: list[str] = []

@@ -123,7 +123,7 @@ class WebEnv(gymnasium.Env):
         if self.tab is not None:
             self.tab.close()
         self.server.reset(int(self.task.setup.get("world_seed", 0)))
-        self.tab = Tab(self.browser, set(HOSTS), self.timeout_s)
+        self.tab = Tab(self.browser, set(HOSTS), self.timeout_s, self.server.headers())
         error = self._run(BrowserAction("goto", {"url": self.start_url()}))
         if self.task.setup.get("miniwob") and not error:
             with self.tab.guard():
