@@ -23,9 +23,8 @@ def test_sigterm_of_a_real_server_leaves_no_session_directory(tmp_path: Path) ->
     parent.chmod(0o755)  # the sandbox uid passes through it to its episode root
     env = {**os.environ, "AGENTWORLD_TERMINAL_ROOT": str(parent)}
     try:
-        with serve_cli(["--domain", "terminal", "--real"], tmp_path / "server.log", env) as (
-            url, process,
-        ):  # fmt: skip
+        args = ["--domain", "terminal", "--real", "--no-token"]
+        with serve_cli(args, tmp_path / "server.log", env) as (url, process):
             reset = httpx.post(f"{url}/reset", json={}, timeout=60)
             assert reset.status_code == 200 and reset.json()["observation"]["text"].endswith("$ ")
             assert [p.name[:15] for p in parent.iterdir()] == ["agentworld-run-"]

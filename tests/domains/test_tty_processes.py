@@ -116,7 +116,7 @@ def test_sigterm_of_a_real_server_kills_its_sandboxes(tmp_path: Path) -> None:
         with serve_cli(["--domain", "tty", "--real", "--no-auth"], tmp_path / "server.log",
                        env) as (url, process):  # fmt: skip
             with httpx.Client(base_url=url, timeout=60) as http:
-                session = http.post("/sessions").json()["session_id"]
+                session = http.post("/sessions", json={}).json()["session_id"]
                 reset = http.post("/reset", json={"session_id": session})
                 assert reset.json()["observation"]["text"] == "user@sandbox:~$"
                 action = render_action([(f"exec -a {marker} sleep 999\n", 0.3)])

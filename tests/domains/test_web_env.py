@@ -220,9 +220,9 @@ def test_no_browser_process_survives_close_or_a_sigkill_of_the_collector():
 def test_sigterm_of_a_real_server_leaves_no_browser(tmp_path):
     pytest.importorskip("openenv")
     tag = uuid.uuid4().hex
-    with serve_cli(["--domain", "web", "--real"], tmp_path / "server.log",
+    with serve_cli(["--domain", "web", "--real", "--no-token"], tmp_path / "server.log",
                    {**os.environ, TAG_VAR: tag}) as (url, process):
-        session = httpx.post(f"{url}/sessions", timeout=60).json()["session_id"]
+        session = httpx.post(f"{url}/sessions", json={}, timeout=60).json()["session_id"]
         reset = httpx.post(f"{url}/reset", json={"session_id": session}, timeout=60)
         assert reset.status_code == 200
         assert reset.json()["observation"]["text"].startswith("URL: http://")

@@ -1,12 +1,14 @@
 """`agentworld serve` against OpenEnv's own tools: `openenv validate --url` on a live server,
-OpenEnv's MCPToolClient and raw JSON-RPC over the domain's actions (/mcp and /ws), and TRL's
-OpenEnv harness importing beside our `openenv` install."""
+OpenEnv's MCPToolClient and raw JSON-RPC over the domain's actions (/mcp and /ws), TRL's
+OpenEnv harness importing beside our `openenv` install, and the official `mcp` SDK's
+Streamable HTTP client keeping one env per MCP session (issue 46 item 5)."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -26,6 +28,7 @@ except (ImportError, RuntimeError) as exc:  # pragma: no cover - depends on the 
     pytest.skip(f"no terminal sandbox: {exc}", allow_module_level=True)
 
 PROMPT = "user@sandbox:~$ "
+JSON = "application/json"
 EXAMPLE = Path(__file__).parents[2] / "examples" / "openenv-terminal"
 
 
@@ -58,7 +61,8 @@ def test_mcp_tools_over_http_and_websocket(server: str) -> None:
     assert [t["name"] for t in tools] == ["reset", "step", "state"]
     assert tools[1]["inputSchema"]["required"] == ["text"]
     assert rpc("nope")["error"]["code"] == -32601
-    assert httpx.post(f"{server}/mcp", content=b"{oops").json()["error"]["code"] == -32700
+    broken = httpx.post(f"{server}/mcp", content=b"{oops", headers={"content-type": JSON})
+    assert broken.json()["error"]["code"] == -32700
     assert "jsonrpc" in httpx.post(f"{server}/mcp", json={}).json()  # what validate sends
 
     session = rpc("openenv/session/create")["result"]["session_id"]
@@ -174,3 +178,64 @@ def test_the_official_mcp_client_connects_to_mcp(server: str) -> None:
     notification = httpx.post(f"{server}/mcp", json={"jsonrpc": "2.0",
                                                      "method": "notifications/initialized"})
     assert notification.status_code == 202 and notification.content == b""
+
+
+def sdk_connect():  # noqa: ANN201
+    try:
+        from mcp.client.streamable_http import streamable_http_client as connect
+    except ImportError:  # the SDK's older name
+        from mcp.client.streamable_http import streamablehttp_client as connect
+    return connect
+
+
+def test_an_mcp_session_keeps_its_env_across_calls() -> None:
+    """``cd /tmp; X=5`` then ``pwd; echo $X`` in two ``tools/call`` of one MCP session: the
+    second sees /tmp and 5 (the SDK sends the ``Mcp-Session-Id`` of ``initialize``); the
+    session is closed by the SDK's DELETE at exit, an unknown id gets 404, and an idle one is
+    swept. On a server that wants a token, which the SDK sends through its httpx client."""
+    from mcp import ClientSession
+
+    token = "mcp-t0ken"
+    factory = RealEnvFactory(get_domain("terminal"), limits=Limits(command_timeout_s=2.0))
+    app = create_app(factory, name="terminal", max_sessions=4, api_key=token, idle_timeout_s=1.0)
+    auth = {"Authorization": f"Bearer {token}"}
+    with ServerThread(app) as thread:
+        url = f"http://{thread.host}:{thread.port}"
+
+        async def run() -> tuple[str, str, int]:
+            async with httpx.AsyncClient(headers=auth, timeout=60) as http:
+                async with sdk_connect()(f"{url}/mcp", http_client=http) as (read, write, *_):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        await session.call_tool("reset", {"seed": 0})
+                        await session.call_tool("step", {"text": "cd /tmp; X=5"})
+                        second = await session.call_tool("step", {"text": "pwd; echo $X"})
+                        state = await session.call_tool("state", {})
+                        during = httpx.get(f"{url}/sessions", headers=auth).json()["http"]
+                        return second.content[0].text, state.structuredContent, during
+
+        text, state, during = asyncio.run(run())
+        assert text == "/tmp\n5\nuser@sandbox:/tmp$ "
+        assert state["step_count"] == 2 and during == 1
+        assert httpx.get(f"{url}/sessions", headers=auth).json()["active"] == 0  # DELETE
+
+        def post(body: dict, **headers: str) -> httpx.Response:
+            return httpx.post(f"{url}/mcp", json=body, headers={**auth, **headers}, timeout=60)
+
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18"}}  # fmt: skip
+        opened = post(init)
+        session_id = opened.headers["mcp-session-id"]
+        assert len(session_id) == 32 and opened.json()["result"]["protocolVersion"] == "2025-06-18"
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "reset", "arguments": {}}}  # fmt: skip
+        assert "result" in post(call, **{"Mcp-Session-Id": session_id}).json()
+        gone = post(call, **{"Mcp-Session-Id": "0" * 32})
+        assert gone.status_code == 404 and "initialize" in gone.json()["error"]["message"]
+        deadline = time.monotonic() + 5.0  # idle past 1 s: the sweeper closes it
+        while httpx.get(f"{url}/sessions", headers=auth).json()["http"] and \
+                time.monotonic() < deadline:  # fmt: skip
+            time.sleep(0.1)
+        assert post(call, **{"Mcp-Session-Id": session_id}).status_code == 404
+        ended = httpx.delete(f"{url}/mcp", headers={**auth, "Mcp-Session-Id": session_id})
+        assert ended.status_code == 404

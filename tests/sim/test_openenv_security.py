@@ -1,13 +1,15 @@
 """Attacks on `agentworld serve` (issue 22: items 4 and 10, the session lockout; issue 23: the
-shutdown hook), tried on real servers over the real sandboxed terminal: a client-defined
-check (the ``^(a+)+$`` regex) is refused and never runs, other clients stay fast, SIGTERM
-stops the server and closes every sandbox, one client cannot lock the others out, and the
-API key guards HTTP and WebSocket alike."""
+shutdown hook; issue 43 item 2: a token by default), tried on real servers over the real
+sandboxed terminal: `agentworld serve --real` makes a token and prints it once, a
+client-defined check (the ``^(a+)+$`` regex) is refused and never runs, other clients stay
+fast, SIGTERM stops the server and closes every sandbox, HTTP sessions cannot take the
+WebSocket half of the slots, and the API key guards HTTP and WebSocket alike."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -52,11 +54,21 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
     env.pop("AGENTWORLD_API_KEY", None)
     args = ["--domain", "terminal", "--real", "--max-sessions", "4"]
     with serve_cli(args, tmp_path / "server.log", env) as (url, process):
-        with GenericEnvClient(base_url=url).sync() as victim, httpx.Client(base_url=url) as http:
+        # no key given: the server made a token and printed it once, as Jupyter does
+        log = (tmp_path / "server.log").read_text()
+        tokens = re.findall(r"made for this run; every route but /health needs it\): (\S+)", log)
+        assert len(tokens) == 1 and len(tokens[0]) == 43 and log.count(tokens[0]) == 3, log
+        auth = {"Authorization": f"Bearer {tokens[0]}"}
+        assert httpx.post(f"{url}/reset", json={}).status_code == 401  # even on loopback
+        with pytest.raises(Exception, match="403"):
+            with GenericEnvClient(base_url=url).sync() as stranger:
+                stranger.reset()
+        with GenericEnvClient(base_url=url, headers=auth).sync() as victim, \
+                httpx.Client(base_url=url, headers=auth) as http:  # fmt: skip
             # the attack: a task whose check is a catastrophic regex, by HTTP and WebSocket
             refused = http.post("/reset", json={"task": EVIL_TASK})
             assert refused.status_code == 422 and "cannot define a task" in refused.text
-            with GenericEnvClient(base_url=url).sync() as attacker:
+            with GenericEnvClient(base_url=url, headers=auth).sync() as attacker:
                 with pytest.raises(RuntimeError, match="cannot define a task"):
                     attacker.reset(task=EVIL_TASK)
                 attacker.reset(seed=5)
@@ -71,7 +83,7 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
             assert victim.step({"text": "echo fast"}).observation["text"] == f"fast\n{PROMPT}"
             assert http.get("/health").status_code == 200
             assert time.monotonic() - started < 2.0
-            session_id = http.post("/sessions").json()["session_id"]
+            session_id = http.post("/sessions", json={}).json()["session_id"]
             http.post("/reset", json={"session_id": session_id, "seed": 1})
             # the WebSocket's and the HTTP session's episode roots (in a per-process directory)
             assert len(list(roots.rglob("agentworld-ep-*"))) == 2
@@ -85,8 +97,8 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
     assert left == []  # every episode root was closed and removed
 
 
-def test_one_client_cannot_lock_the_others_out() -> None:
-    app = create_app(factory(), name="terminal", max_sessions=4)  # HTTP: 2 in all, 1 each
+def test_http_sessions_cannot_lock_the_websocket_clients_out() -> None:
+    app = create_app(factory(), name="terminal", max_sessions=4)  # HTTP: 2 in all
     with ServerThread(app) as server:
         url = f"http://127.0.0.1:{server.port}"
 
@@ -95,11 +107,9 @@ def test_one_client_cannot_lock_the_others_out() -> None:
             return httpx.Client(base_url=url, transport=transport)
 
         with client("127.0.0.1") as a, client("127.0.0.2") as b, client("127.0.0.3") as c:
-            assert a.post("/sessions").status_code == 200
-            again = a.post("/sessions")
-            assert again.status_code == 429 and "127.0.0.1 already holds 1" in again.text
-            assert b.post("/sessions").status_code == 200
-            full = c.post("/sessions")
+            assert a.post("/sessions", json={}).status_code == 200
+            assert b.post("/sessions", json={}).status_code == 200
+            full = c.post("/sessions", json={})
             assert full.status_code == 429 and "WebSocket" in full.json()["detail"]
             counts = a.get("/sessions").json()
             assert (counts["http"], counts["active"]) == (2, 2)
@@ -117,7 +127,7 @@ def test_stopping_the_server_closes_every_session() -> None:
     app = create_app(factory(), name="terminal", max_sessions=4)
     server = ServerThread(app).start()
     url = f"http://127.0.0.1:{server.port}"
-    session_id = httpx.post(f"{url}/sessions").json()["session_id"]
+    session_id = httpx.post(f"{url}/sessions", json={}).json()["session_id"]
     httpx.post(f"{url}/reset", json={"session_id": session_id})
     env = app.state.sessions.get(session_id).env.env
     root = Path(env.root)
@@ -134,7 +144,7 @@ def test_api_key_guards_http_and_websocket() -> None:
         url = f"http://127.0.0.1:{server.port}"
         assert httpx.get(f"{url}/health").status_code == 200  # open for probes
         for method, path in (("POST", "/reset"), ("GET", "/schema"), ("POST", "/mcp")):
-            refused = httpx.request(method, f"{url}{path}")
+            refused = httpx.request(method, f"{url}{path}", json={} if method == "POST" else None)
             assert refused.status_code == 401, path
             assert refused.headers["www-authenticate"] == "Bearer"
         wrong = httpx.get(f"{url}/schema", headers={"Authorization": "Bearer nope"})

@@ -6,7 +6,8 @@ Routes (payloads as in ``openenv.core.env_server.http_server``, openenv 0.10):
   ``observation``, ``reset_observation``, ``state``), ``GET /metadata``; ``GET /tasks``:
   the tasks a reset may name by ``task_id``.
 - ``WS /ws``: one session per connection (``/ws?session_id=ID`` attaches to the HTTP
-  session ``ID`` instead, which outlives the connection). Client messages ``{"type": "reset", "data":
+  session ``ID`` instead, which outlives the connection; ``/ws?token=KEY`` carries the API
+  key for clients that cannot set headers). Client messages ``{"type": "reset", "data":
   {seed?, episode_id?, task_id?}}``, ``{"type": "step", "data": {"text": ...}}``, ``{"type":
   "state"}``, ``{"type": "mcp", "data": JSON-RPC}``, ``{"type": "close"}``; replies ``{"type":
   "observation", "data": {"observation": {"text", "metadata"}, "reward", "done",
@@ -14,33 +15,41 @@ Routes (payloads as in ``openenv.core.env_server.http_server``, openenv 0.10):
   ``{"type": "error", "data": {"message", "code"}}``. A bad message gets an error reply and
   the session goes on; a connection beyond ``max_sessions`` gets ``CAPACITY_REACHED``, one
   beyond ``max_ws_per_client`` of its client gets ``CLIENT_LIMIT`` (close code 1008), and a
-  connection idle for ``idle_timeout_s`` is closed (code 1001) with its session.
+  connection with no reset or step for ``idle_timeout_s`` is closed (code 1001) with its
+  session (limits and fair share: :mod:`.sessions`).
 - ``POST /reset``, ``POST /step``, ``GET /state``: stateless as OpenEnv defines them (a fresh
   env per request; ``/step`` resets it first) unless ``session_id`` names an HTTP session made
   by ``POST /sessions`` (closed by ``DELETE /sessions/{id}``); ``GET /sessions`` counts them.
-- ``POST /mcp``: MCP over Streamable HTTP (``initialize``, ``tools/list``, ``tools/call``;
-  the official SDK's client connects) and OpenEnv's session methods (see :mod:`.mcp`).
+- ``POST /mcp``, ``DELETE /mcp``: MCP over Streamable HTTP (``initialize``, ``tools/list``,
+  ``tools/call``; the official SDK's client connects), one env per ``Mcp-Session-Id`` (see
+  :mod:`.mcp_http`), and OpenEnv's session methods (see :mod:`.mcp`).
 
 A reset never carries a task: the server picks it (see :mod:`.tasks`). With ``api_key``
-every route but ``/health`` needs ``Authorization: Bearer KEY`` (see
-:mod:`agentworld.sim.server.auth`). When the app shuts down (SIGTERM, Ctrl-C, the end of a
+every route but ``/health`` needs ``Authorization: Bearer KEY`` (a WebSocket may send
+``?token=KEY`` instead; see :mod:`agentworld.sim.server.auth`). Browser pages of other sites
+are refused (:mod:`agentworld.sim.server.browser`): an ``Origin`` other than the server's
+own or ``allowed_origins`` gets 403, a ``POST`` that is not ``application/json`` 415.
+When the app shuts down (SIGTERM, Ctrl-C, the end of a
 :class:`~agentworld.sim.server.ServerThread`), every session's env is closed.
 
-HTTP errors are ``{"detail": message}``: 401 no key, 404 unknown session, 409 step with no
-running episode, 413 body over ``max_body_bytes``, 422 malformed request or action, 429 a
-client over its HTTP sessions, 503 at capacity.
+HTTP errors are ``{"detail": message}``: 401 no key, 403 a foreign ``Origin`` or ``Host``,
+404 unknown session, 409 step with no running episode, 413 body over ``max_body_bytes``,
+415 a ``POST`` body that is not JSON, 422 malformed request or action, 429 a client over
+its HTTP sessions, 503 at capacity.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
-import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from agentworld.sim.openenv.envs import EpisodeOverError, ServedEnv
-from agentworld.sim.openenv.mcp import McpBackend, handle_mcp
+from agentworld.sim.openenv.mcp import McpBackend
+from agentworld.sim.openenv.mcp_http import add_mcp_routes
 from agentworld.sim.openenv.models import EpisodeState, TextAction, TextObservation
 from agentworld.sim.openenv.sessions import (
     ClientLimitError,
@@ -53,9 +62,9 @@ from agentworld.sim.openenv.sessions import (
 from agentworld.sim.openenv.tasks import TaskPool
 from agentworld.sim.openenv.ws import reset_arguments, run_websocket_session, validation_message
 from agentworld.sim.server.auth import BearerAuthMiddleware
+from agentworld.sim.server.browser import BrowserGuardMiddleware, normalize_origin
 from agentworld.sim.server.limits import BodyLimitMiddleware
-from fastapi import FastAPI, HTTPException, Request, Response, WebSocket
-from openenv.core.env_server.mcp_types import JsonRpcErrorCode, JsonRpcResponse
+from fastapi import FastAPI, HTTPException, Request, WebSocket
 from openenv.core.env_server.serialization import serialize_observation
 from openenv.core.env_server.types import (
     EnvironmentMetadata,
@@ -84,6 +93,7 @@ def create_app(
     max_http_sessions: int | None = None,
     max_sessions_per_client: int | None = None,
     max_ws_per_client: int | None = None,
+    allowed_origins: Sequence[str] = (),
 ) -> FastAPI:
     """An OpenEnv-protocol app serving the envs ``factory`` makes.
 
@@ -99,15 +109,21 @@ def create_app(
             with its session; ``None``: never.
         tasks: Where resets get their task (by ``seed`` or ``task_id``); ``None``: free play.
         actions: The domain's discrete action words (the MCP ``step`` tool's enum), if any.
-        api_key: When set, every route but ``/health`` needs ``Authorization: Bearer KEY``.
+        api_key: When set, every route but ``/health`` needs ``Authorization: Bearer KEY``
+            (or, on ``/ws``, ``?token=KEY``).
         max_http_sessions: Most HTTP sessions at once (default: half of ``max_sessions``).
-        max_sessions_per_client: Most HTTP sessions of one client address (default: half
-            of ``max_http_sessions``).
-        max_ws_per_client: Most WebSocket sessions of one client address (default: half of
-            ``max_sessions``).
+        max_sessions_per_client: Most HTTP sessions of one client identity (every loopback
+            address is one; default: no cap but the fair share, see :mod:`.sessions`).
+        max_ws_per_client: Most WebSocket sessions of one client identity (default: no cap
+            but the fair share).
+        allowed_origins: Browser origins (``http(s)://host[:port]``) served besides the
+            server's own.
 
     Returns:
         The FastAPI app; ``app.state.sessions`` is its :class:`SessionManager`.
+
+    Raises:
+        ValueError: A limit below 1, or an entry of ``allowed_origins`` that is no origin.
     """
     sessions = SessionManager(
         factory,
@@ -120,9 +136,13 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        sweeper = asyncio.create_task(sessions.sweep_forever())  # idle HTTP and MCP sessions
         try:
             yield
         finally:  # the server stops: no env (sandbox, browser) may outlive it
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
             await sessions.close_all()
 
     app = FastAPI(
@@ -131,7 +151,9 @@ def create_app(
     app.state.sessions, app.state.max_body_bytes = sessions, max_body_bytes
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     if api_key:
-        app.add_middleware(BearerAuthMiddleware, api_key=api_key)
+        app.add_middleware(BearerAuthMiddleware, api_key=api_key, websocket_query="token")
+    origins = tuple(normalize_origin(o) for o in allowed_origins)  # fails here, not at start
+    app.add_middleware(BrowserGuardMiddleware, allowed_origins=origins)
 
     async def open_session(kind: SessionKind, client: str | None = None) -> Session:
         try:
@@ -164,6 +186,7 @@ def create_app(
         if session_id is not None:
             session = find(session_id)
             assert session.env is not None
+            session.touch()
             return await run(session, functools.partial(session.env.reset, **arguments))
         session = await open_session(SessionKind.ONE_SHOT)
         try:
@@ -176,6 +199,7 @@ def create_app(
         if session_id is not None:
             session = find(session_id)
             assert session.env is not None
+            session.touch()
             return await run(session, functools.partial(session.env.step, action.text))
         session = await open_session(SessionKind.ONE_SHOT)
         env = session.env
@@ -279,16 +303,7 @@ def create_app(
 
     mcp_backend = McpBackend(call_tool, create_http_session, close_http_session, actions, name)
 
-    @app.post("/mcp", response_model=None)
-    async def mcp(request: Request) -> dict[str, Any] | Response:
-        try:
-            payload = json.loads(await request.body())
-        except ValueError as error:
-            reply = JsonRpcResponse.error_response(JsonRpcErrorCode.PARSE_ERROR, f"{error}")
-            return reply.model_dump()
-        client = request.client.host if request.client else None
-        reply = await handle_mcp(payload, mcp_backend, client=client)
-        return Response(status_code=202) if reply is None else reply
+    add_mcp_routes(app, mcp_backend, sessions)
 
     @app.websocket("/ws")
     async def websocket_session(websocket: WebSocket) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import signal
+import sys
+from collections.abc import Sequence
 from typing import Any
 
-from agentworld.core.protocols import DiscreteActionDomain
+from agentworld.core.domain_base import domain_hooks
 from agentworld.sim.openenv.app import MAX_BODY_BYTES, create_app
 from agentworld.sim.openenv.envs import RealEnvFactory, SimEnvFactory
 from agentworld.sim.openenv.tasks import TaskPool
@@ -30,6 +32,7 @@ def build_app(
     max_sessions_per_client: int | None = None,
     max_ws_per_client: int | None = None,
     idle_timeout_s: float | None = 600.0,
+    allowed_origins: Sequence[str] = (),
 ) -> FastAPI:
     """The OpenEnv app serving ``domain``: simulated from ``checkpoint`` or real.
 
@@ -40,11 +43,12 @@ def build_app(
 
     With ``tasks`` a reset gets the task of its ``seed`` from the domain's sampler (or one
     of ``num_listed_tasks`` listed tasks by ``task_id``); without, episodes are free play.
-    ``api_key``, ``max_sessions_per_client``, ``max_ws_per_client`` and ``idle_timeout_s``
-    (seconds) go to :func:`create_app`.
+    ``api_key``, ``max_sessions_per_client``, ``max_ws_per_client``, ``idle_timeout_s``
+    (seconds) and ``allowed_origins`` go to :func:`create_app`.
 
     Raises:
-        ValueError: Neither or both of ``checkpoint`` and ``real`` were given.
+        ValueError: Neither or both of ``checkpoint`` and ``real`` were given, or an allowed
+            origin is no ``http(s)://host[:port]``.
         agentworld.core.plugins.UnknownPluginError: ``domain`` or ``backend`` is not installed.
     """
     from agentworld.core.plugins import get_domain, get_sim_backend
@@ -67,12 +71,37 @@ def build_app(
         max_sessions=max_sessions,
         max_body_bytes=max_body_bytes,
         tasks=pool,
-        actions=domain_obj.actions if isinstance(domain_obj, DiscreteActionDomain) else None,
+        actions=domain_hooks(domain_obj).actions,
         api_key=api_key,
         max_sessions_per_client=max_sessions_per_client,
         max_ws_per_client=max_ws_per_client,
         idle_timeout_s=idle_timeout_s,
+        allowed_origins=allowed_origins,
     )
+
+
+def connection_banner(host: str, port: int, api_key: str | None, generated: bool) -> str:
+    """What ``agentworld serve`` prints once at start: where to connect and with which token
+    (the token itself only when ``generated``: a key the user gave is not echoed)."""
+    name = f"[{host}]" if ":" in host else host
+    url = f"http://{name}:{port}"
+    lines = [f"agentworld serve: {url} (OpenEnv: /ws, /reset, /step, /mcp)"]
+    if api_key is None:
+        lines.append(
+            "  no token (--no-token): every local user and process that reaches the port can "
+            "use this server"
+        )
+    elif generated:
+        lines += [
+            f"  token (made for this run; every route but /health needs it): {api_key}",
+            f"  send 'Authorization: Bearer {api_key}', or from a browser: "
+            f"ws://{name}:{port}/ws?token={api_key}",
+        ]
+    else:
+        lines.append(
+            "  token: the API key you gave, as 'Authorization: Bearer KEY' (or /ws?token=KEY)"
+        )
+    return "\n".join(lines)
 
 
 def serve(
@@ -82,12 +111,14 @@ def serve(
     port: int = 8000,
     api_key: str | None = None,
     no_auth: bool = False,
+    token_generated: bool = False,
 ) -> None:
     """Run ``app`` with uvicorn until interrupted (SIGINT or SIGTERM; open connections get
     10 s, then every session's env is closed). WebSocket frames over 16 times the app's
     message limit are refused by the protocol layer (close code 1009) before being buffered.
     Slow clients are cut off (:mod:`agentworld.sim.server.slow_clients`): request headers
-    must arrive within 10 s, idle keep-alive connections close after 5 s.
+    must arrive within 10 s, idle keep-alive connections close after 5 s. Prints
+    :func:`connection_banner` (the token when ``token_generated``) to stderr first.
 
     Raises:
         ValueError: ``host`` is not loopback and there is neither ``api_key`` (the key the
@@ -95,6 +126,7 @@ def serve(
         SystemExit: 143 after a SIGTERM, once the server has shut down (so exit handlers run).
     """
     check_exposure(host, api_key, no_auth=no_auth)
+    print(connection_banner(host, port, api_key, token_generated), file=sys.stderr, flush=True)
     limit = app.state.max_body_bytes
     # uvicorn re-raises a SIGTERM it caught once it has shut down (``Server.capture_signals``);
     # with the default action the process would then die without running ``atexit``, leaving

@@ -1,28 +1,44 @@
 """Sessions of the OpenEnv server: one env each, run on its own worker thread.
 
-Every session (a WebSocket connection, an HTTP session, or the fresh env of a stateless
-HTTP request) takes one of ``max_sessions`` slots. A session's env is created, stepped and
-closed on one dedicated thread (real envs such as pseudo-terminals or browsers are
+Every session (a WebSocket connection, an HTTP or MCP session, or the fresh env of a
+stateless HTTP request) takes one of ``max_sessions`` slots. A session's env is created,
+stepped and closed on one dedicated thread (real envs such as pseudo-terminals or browsers are
 thread-affine), so a slow step never blocks the event loop or the other sessions.
 All methods run on the server's event loop.
 
-HTTP sessions (``POST /sessions``) outlive their requests, so they are limited twice: all
-of them together take at most ``max_http_sessions`` slots (by default half, so WebSocket
-clients always find room), and one client (its address) holds at most
-``max_http_per_client`` of them. A few ``POST /sessions`` from one client thus cannot lock
-every other client out for the idle timeout. WebSocket sessions are limited per client too
-(``max_ws_per_client``, by default half the slots), and the connection of one idle for
-``idle_timeout_s`` is closed (see :mod:`.ws`), which closes its session: idle ``/ws``
-connections of one client cannot lock the others out either.
+**Who a client is.** Limits count sessions per client *identity* (:func:`client_identity`),
+not per address: every loopback address (``127.0.0.0/8``, ``::1``) is one identity, ``local``,
+since a local process picks any of them; an IPv6 client is its ``/64`` network. Using
+``127.0.0.2`` and ``127.0.0.3`` thus buys no more sessions than ``127.0.0.1``.
+
+**Idle means no action.** A session's idle time counts from its last action (a reset or a
+step, over any route), not from its last message: ``state`` requests, MCP pings or keep-alive
+messages do not keep a session. A WebSocket connection with no action for ``idle_timeout_s``
+is closed with its session (see :mod:`.ws`); HTTP sessions idle that long are closed by
+:meth:`SessionManager.sweep` (the app runs it periodically) and whenever a slot is needed.
+
+**Fair share.** When all slots (or all HTTP slots) are taken and a client asks for one: first
+an idle session is reclaimed; else, if the asking identity holds fewer than its fair share
+(the slots divided by the identities holding them, counting the new one) and another
+identity holds more, the least recently active session of the identity holding the most is
+reclaimed (a WebSocket is closed with code 1001 and the reason). One identity alone (all
+local clients) may use every slot; a second one always gets its share.
+
+HTTP sessions (``POST /sessions``, MCP sessions) take at most ``max_http_sessions`` slots
+together (by default half, so WebSocket clients always find room). Optional hard caps per
+identity: ``max_http_per_client`` and ``max_ws_per_client``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import ipaddress
 import time
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
@@ -31,6 +47,28 @@ from typing import Any, TypeVar
 from agentworld.sim.openenv.envs import ServedEnv
 
 T = TypeVar("T")
+
+LOCAL = "local"
+"""The identity of every loopback client."""
+
+
+def client_identity(address: str | None) -> str | None:
+    """The identity limits count a client by: ``"local"`` for any loopback address, the
+    ``/64`` network (``"2001:db8::/64"``) for IPv6, the address itself for IPv4 (an
+    IPv4-mapped IPv6 address as its IPv4 address); ``None`` and non-addresses as given."""
+    if address is None:
+        return None
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return LOCAL
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 class SessionKind(Enum):
@@ -44,7 +82,7 @@ class SessionLimitError(RuntimeError):
 
 
 class ClientLimitError(SessionLimitError):
-    """This client holds as many HTTP (or WebSocket) sessions as one client may, or HTTP
+    """This client identity holds as many HTTP (or WebSocket) sessions as one may, or HTTP
     sessions hold all the slots they may take (HTTP 429; WebSocket close code 1008)."""
 
 
@@ -61,12 +99,22 @@ class Session:
     kind: SessionKind
     executor: ThreadPoolExecutor = field(repr=False)
     env: ServedEnv | None = None
-    client: str | None = None  # the client's address (HTTP and WebSocket sessions)
-    last_active_s: float = field(default_factory=time.monotonic)
+    client: str | None = None  # the client's identity (see client_identity)
+    last_action_s: float = field(default_factory=time.monotonic)  # opened, or last reset/step
+    # called (with the reason) when the manager reclaims the session: a WebSocket closes
+    on_reclaim: Callable[[str], Awaitable[None]] | None = field(default=None, repr=False)
+
+    def touch(self) -> None:
+        """Record an action (a reset or a step): the idle time starts again."""
+        self.last_action_s = time.monotonic()
+
+    def idle_s(self) -> float:
+        """Seconds since the session was opened or last acted."""
+        return time.monotonic() - self.last_action_s
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``function(*args, **kwargs)`` on this session's thread."""
-        self.last_active_s = time.monotonic()
+        """``function(*args, **kwargs)`` on this session's thread (no action is recorded:
+        callers :meth:`touch` for resets and steps)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self.executor, functools.partial(function, *args, **kwargs)
@@ -79,14 +127,14 @@ class SessionManager:
     Args:
         factory: Makes the env of a new session (called on the session's thread).
         max_sessions: Most sessions open at once (all kinds together).
-        idle_timeout_s: HTTP sessions idle this long (seconds) are closed when a slot is
-            needed, WebSocket connections idle this long are closed by :mod:`.ws`; ``None``
-            keeps them until ``DELETE /sessions/{id}`` or the client closes.
+        idle_timeout_s: Sessions with no action for this long (seconds) are closed: HTTP ones
+            by :meth:`sweep` and when a slot is needed, WebSocket connections by :mod:`.ws`;
+            ``None`` keeps them until ``DELETE /sessions/{id}`` or the client closes.
         max_http_sessions: Most HTTP sessions at once (default ``max(1, max_sessions // 2)``).
-        max_http_per_client: Most HTTP sessions of one client at once (default
-            ``max(1, max_http_sessions // 2)``).
-        max_ws_per_client: Most WebSocket sessions of one client at once (default
-            ``max(1, max_sessions // 2)``).
+        max_http_per_client: Most HTTP sessions of one client identity at once (default:
+            no cap but the fair share).
+        max_ws_per_client: Most WebSocket sessions of one client identity at once (default:
+            no cap but the fair share).
 
     Raises:
         ValueError: A limit below 1.
@@ -104,19 +152,15 @@ class SessionManager:
     ):
         if idle_timeout_s is not None and not idle_timeout_s > 0:
             raise ValueError(f"idle_timeout_s must be > 0 seconds or None, got {idle_timeout_s}")
-        if max_ws_per_client is None:
-            max_ws_per_client = max(1, max_sessions // 2)
         if max_http_sessions is None:
             max_http_sessions = max(1, max_sessions // 2)
-        if max_http_per_client is None:
-            max_http_per_client = max(1, max_http_sessions // 2)
         for name, value in (
             ("max_sessions", max_sessions),
             ("max_http_sessions", max_http_sessions),
             ("max_http_per_client", max_http_per_client),
             ("max_ws_per_client", max_ws_per_client),
         ):
-            if value < 1:
+            if value is not None and value < 1:
                 raise ValueError(f"{name} must be >= 1, got {value}")
         self.factory, self.max_sessions, self.idle_timeout_s = factory, max_sessions, idle_timeout_s
         self.max_http_sessions, self.max_http_per_client = max_http_sessions, max_http_per_client
@@ -131,45 +175,48 @@ class SessionManager:
         return sum(s.kind is kind for s in self._sessions.values())
 
     async def open(self, kind: SessionKind, client: str | None = None) -> Session:
-        """A new session with a freshly made env; ``client`` (an address) is counted
-        against the per-client limit of its kind (HTTP or WebSocket sessions).
+        """A new session with a freshly made env for ``client`` (an address, counted by its
+        :func:`client_identity`), reclaiming an idle or over-share session when the slots
+        are full (see the module docstring).
 
         Raises:
-            ClientLimitError: An HTTP session over ``max_http_per_client`` for ``client``
-                or over ``max_http_sessions`` in all, or a WebSocket session over
-                ``max_ws_per_client`` for ``client``.
-            SessionLimitError: ``max_sessions`` sessions are open.
+            ClientLimitError: An HTTP session over ``max_http_per_client`` for the client's
+                identity or over ``max_http_sessions`` in all, or a WebSocket session over
+                ``max_ws_per_client`` for the identity.
+            SessionLimitError: ``max_sessions`` sessions are open and none can be reclaimed.
             Exception: Whatever the factory raised (the slot is released).
         """
-        if kind is SessionKind.HTTP:
-            if self._count(kind, client) >= self.max_http_per_client:
-                await self._close_idle()
-            if self._count(kind, client) >= self.max_http_per_client:
+        identity = client_identity(client)
+        cap = self.max_http_per_client if kind is SessionKind.HTTP else self.max_ws_per_client
+        if kind is not SessionKind.ONE_SHOT and cap is not None:
+            mine = lambda s: s.kind is kind and s.client == identity  # noqa: E731
+            if self._count_where(mine) >= cap:
+                await self._reclaim_idle(mine)
+            if self._count_where(mine) >= cap:
+                flag = "--max-sessions-per-client" if kind is SessionKind.HTTP \
+                    else "--max-ws-per-client"  # fmt: skip
                 raise ClientLimitError(
-                    f"client {client} already holds {self.max_http_per_client} HTTP sessions "
-                    "(--max-sessions-per-client); delete one (DELETE /sessions/ID) or use /ws"
+                    f"client {identity} already holds {cap} {_NAMES[kind]} sessions ({flag}; "
+                    "every loopback address is one client); close one first"
                 )
-            if self.count(SessionKind.HTTP) >= self.max_http_sessions:
-                await self._close_idle()
-            if self.count(SessionKind.HTTP) >= self.max_http_sessions:
+        if kind is SessionKind.HTTP:
+            http = lambda s: s.kind is SessionKind.HTTP  # noqa: E731
+            if self._count_where(http) >= self.max_http_sessions:
+                await self._make_room(http, self.max_http_sessions, identity)
+            if self._count_where(http) >= self.max_http_sessions:
                 raise ClientLimitError(
                     f"all {self.max_http_sessions} HTTP session slots are in use; the "
                     "remaining slots are kept for WebSocket sessions (/ws); retry later"
                 )
         if len(self._sessions) >= self.max_sessions:
-            await self._close_idle()
+            await self._make_room(lambda s: True, self.max_sessions, identity)
         if len(self._sessions) >= self.max_sessions:
             raise SessionLimitError(
                 f"server at capacity: {len(self._sessions)} of {self.max_sessions} sessions "
                 "in use (--max-sessions); close a session or retry later"
             )
-        if kind is SessionKind.WEBSOCKET and self._count(kind, client) >= self.max_ws_per_client:
-            raise ClientLimitError(
-                f"client {client} already holds {self.max_ws_per_client} WebSocket sessions "
-                "(--max-ws-per-client); close one first"
-            )
         session = Session(
-            uuid.uuid4().hex, kind, ThreadPoolExecutor(1, "openenv-session"), client=client
+            uuid.uuid4().hex, kind, ThreadPoolExecutor(1, "openenv-session"), client=identity
         )
         self._sessions[session.id] = session  # reserve the slot before the first await
         try:
@@ -207,16 +254,72 @@ class SessionManager:
         for session_id in list(self._sessions):
             await self.close(session_id)
 
-    def _count(self, kind: SessionKind, client: str | None) -> int:
-        return sum(s.kind is kind and s.client == client for s in self._sessions.values())
+    async def sweep(self) -> int:
+        """Close the HTTP sessions with no action for ``idle_timeout_s``; the number closed."""
+        if self.idle_timeout_s is None:
+            return 0
+        idle = [
+            s for s in self._sessions.values()
+            if s.kind is SessionKind.HTTP and s.env is not None
+            and s.idle_s() > self.idle_timeout_s
+        ]  # fmt: skip
+        for session in idle:
+            await self._reclaim(session, f"no action for {self.idle_timeout_s:g} s")
+        return len(idle)
 
-    async def _close_idle(self) -> None:
+    async def sweep_forever(self) -> None:
+        """:meth:`sweep` every ``min(idle_timeout_s / 2, 30)`` seconds until cancelled."""
         if self.idle_timeout_s is None:
             return
-        now = time.monotonic()
-        for session in list(self._sessions.values()):
-            if (
-                session.kind is SessionKind.HTTP
-                and now - session.last_active_s > self.idle_timeout_s
-            ):
-                await self.close(session.id)
+        while True:
+            await asyncio.sleep(min(self.idle_timeout_s / 2, 30.0))
+            await self.sweep()
+
+    def _count_where(self, keep: Callable[[Session], bool]) -> int:
+        return sum(keep(s) for s in self._sessions.values())
+
+    def _reclaimable(self, keep: Callable[[Session], bool]) -> list[Session]:
+        """Open sessions (env made) that ``keep`` selects, one-shot requests aside."""
+        return [
+            s for s in self._sessions.values()
+            if keep(s) and s.kind is not SessionKind.ONE_SHOT and s.env is not None
+        ]  # fmt: skip
+
+    async def _reclaim_idle(self, keep: Callable[[Session], bool]) -> bool:
+        """Reclaim the longest-idle session ``keep`` selects if it is past the idle timeout."""
+        if self.idle_timeout_s is None:
+            return False
+        idle = [s for s in self._reclaimable(keep) if s.idle_s() > self.idle_timeout_s]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda s: s.last_action_s)
+        await self._reclaim(oldest, f"no action for {self.idle_timeout_s:g} s, slot needed")
+        return True
+
+    async def _make_room(
+        self, keep: Callable[[Session], bool], slots: int, identity: str | None
+    ) -> None:
+        """Free one of the ``slots`` sessions ``keep`` selects for ``identity``: an idle one,
+        else one of the identity holding the most, if ``identity`` is below its fair share
+        and that one above it."""
+        if await self._reclaim_idle(keep):
+            return
+        candidates = self._reclaimable(keep)
+        held = Counter(s.client for s in candidates)
+        share = max(1, slots // len(set(held) | {identity}))
+        if held[identity] >= share or not held:
+            return
+        biggest = max(held, key=lambda c: held[c])
+        if held[biggest] <= share:
+            return
+        victim = min((s for s in candidates if s.client == biggest), key=lambda s: s.last_action_s)
+        await self._reclaim(victim, f"fair share: client {biggest} held over {share} sessions")
+
+    async def _reclaim(self, session: Session, reason: str) -> None:
+        if session.on_reclaim is not None:
+            with contextlib.suppress(Exception):
+                await session.on_reclaim(f"reclaimed: {reason}")
+        await self.close(session.id)
+
+
+_NAMES = {SessionKind.HTTP: "HTTP", SessionKind.WEBSOCKET: "WebSocket"}

@@ -3,8 +3,10 @@
 Messages and replies as in ``openenv.core.env_server.http_server`` (openenv 0.10); see
 ``app.py`` for the list. A bad message gets an ``error`` reply and the session goes on.
 A client over its WebSocket sessions (``SessionManager.max_ws_per_client``) is refused with
-close code 1008 and a reason; a connection that sends nothing for the manager's
-``idle_timeout_s`` is closed (code 1001, reason ``idle for N s``) and its session closed.
+close code 1008 and a reason; a connection whose session takes no action (a reset or a step)
+for the manager's ``idle_timeout_s`` is closed (code 1001, reason ``idle for N s ...``) and
+its session closed: ``state`` messages and other keep-alives do not keep it open. A session
+the manager reclaims (fair share) is closed with code 1001 and the reason.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import time
 from typing import Any
 
 from agentworld.sim.openenv.envs import EpisodeOverError
@@ -86,7 +89,7 @@ async def run_websocket_session(
     nothing for ``sessions.idle_timeout_s`` seconds (then closed with code 1001).
 
     A connection beyond ``sessions.max_sessions`` is answered ``CAPACITY_REACHED`` and closed
-    (code 1013); one beyond ``sessions.max_ws_per_client`` for its client address is answered
+    (code 1013); one beyond ``sessions.max_ws_per_client`` for its client identity is answered
     ``CLIENT_LIMIT`` and closed (code 1008, the reason names the limit); a message over
     ``max_message_bytes`` (bytes) gets ``PAYLOAD_TOO_LARGE``.
     ``tasks`` picks the task of a reset; ``mcp`` answers ``mcp`` messages on this
@@ -106,6 +109,8 @@ async def run_websocket_session(
         return
     except ClientLimitError as error:
         reason = f"client limit: {sessions.max_ws_per_client} WebSocket sessions per client"
+        if sessions.max_ws_per_client is None:  # the HTTP limits (never for /ws)
+            reason = "client limit"
         await _refuse(websocket, _error(str(error), "CLIENT_LIMIT"), 1008, reason)
         return
     except SessionLimitError as error:
@@ -116,13 +121,25 @@ async def run_websocket_session(
         await _refuse(websocket, reply, 1011)
         return
     code, reason, idle_s = 1000, "", sessions.idle_timeout_s
+    reclaimed = False
+
+    async def close_reclaimed(why: str) -> None:
+        nonlocal reclaimed
+        reclaimed = True
+        await _close(websocket, 1001, why)
+
+    if attach is None:
+        session.on_reclaim = close_reclaimed
     try:
-        while True:
-            try:
-                message = await asyncio.wait_for(websocket.receive(), idle_s)
-            except TimeoutError:
-                code, reason = 1001, f"idle for {idle_s:g} s (the server's idle timeout)"
+        while not reclaimed:
+            left = None if idle_s is None else idle_s - (time.monotonic() - session.last_action_s)
+            if left is not None and left <= 0:
+                code, reason = 1001, f"idle for {idle_s:g} s: no reset or step (idle timeout)"
                 break
+            try:
+                message = await asyncio.wait_for(websocket.receive(), left)
+            except TimeoutError:
+                continue  # a step may have started meanwhile: look at the clock again
             if message["type"] == "websocket.disconnect":
                 break
             raw = message.get("text") or (message.get("bytes") or b"").decode("utf-8", "replace")
@@ -138,10 +155,14 @@ async def run_websocket_session(
             await websocket.send_text(reply)
     except WebSocketDisconnect:
         pass
+    except RuntimeError:
+        if not reclaimed:  # after a reclaim the socket is closed: nothing more to send
+            raise
     finally:
         if attach is None:
             await sessions.close(session.id)
-        await _close(websocket, code, reason)
+        if not reclaimed:
+            await _close(websocket, code, reason)
 
 
 async def _refuse(websocket: WebSocket, reply: str, code: int, reason: str = "") -> None:
@@ -186,8 +207,10 @@ async def _handle(
     try:  # validate first: an error raised by the env itself is no malformed message
         if kind == "reset":
             call = functools.partial(env.reset, **reset_arguments(dict(data), tasks))
+            session.touch()
         elif kind == "step":
             call = functools.partial(env.step, TextAction.model_validate(data).text)
+            session.touch()
         elif kind == "state":
             call = functools.partial(env.state, session.id)
         elif kind == "close":

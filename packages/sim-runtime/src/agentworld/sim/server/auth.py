@@ -12,7 +12,12 @@ A key given as ``--api-key KEY`` is visible to every local user in the process l
 a key file readable by its owner alone (:func:`read_api_key_file`) keep it private.
 
 Clients send the key as ``Authorization: Bearer KEY`` (RFC 6750), on HTTP requests and on
-the WebSocket handshake alike; keys are compared in constant time.
+the WebSocket handshake alike; keys are compared in constant time. A browser cannot set
+headers on a WebSocket, so :class:`BearerAuthMiddleware` can also take the key from a query
+parameter of the handshake (``/ws?token=KEY``, as Jupyter does).
+
+``agentworld serve`` requires a key even on loopback: without one given it makes a fresh one
+(:func:`new_token`) and prints it once; ``--no-token`` serves it open.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import secrets
 import stat
 from collections.abc import Collection
 from typing import Any
+from urllib.parse import parse_qs
 
 from starlette.responses import JSONResponse
 
@@ -112,6 +118,19 @@ def bearer_matches(headers: Any, api_key: str) -> bool:
 UNAUTHORIZED = "missing or incorrect API key (send 'Authorization: Bearer KEY')"
 
 
+def new_token() -> str:
+    """A fresh random serving token: 32 bytes from :mod:`secrets`, URL-safe base64 (43
+    characters), fit for a header and a query parameter alike."""
+    return secrets.token_urlsafe(32)
+
+
+def query_matches(query_string: bytes, name: str, api_key: str) -> bool:
+    """Whether the raw query string ``query_string`` has ``name=<api_key>`` (compared in
+    constant time)."""
+    values = parse_qs(query_string.decode("latin-1")).get(name) or []
+    return any(secrets.compare_digest(v.encode(), api_key.encode()) for v in values)
+
+
 class BearerAuthMiddleware:
     """Refuses requests without the API key: HTTP with 401 ``{"detail": ...}`` (and
     ``WWW-Authenticate: Bearer``), a WebSocket handshake with close code 1008 before it is
@@ -121,12 +140,22 @@ class BearerAuthMiddleware:
         app: The wrapped ASGI app.
         api_key: The key clients must send.
         open_paths: Exact paths served without a key.
+        websocket_query: When set, a WebSocket handshake may carry the key as this query
+            parameter instead of the header (``/ws?token=KEY``: browsers cannot set headers
+            on a WebSocket). HTTP requests always need the header.
     """
 
-    def __init__(self, app: Any, api_key: str, open_paths: Collection[str] = ("/health",)):
+    def __init__(
+        self,
+        app: Any,
+        api_key: str,
+        open_paths: Collection[str] = ("/health",),
+        websocket_query: str | None = None,
+    ):
         if not api_key:
             raise ValueError("api_key must be a non-empty string")
         self.app, self.api_key, self.open_paths = app, api_key, frozenset(open_paths)
+        self.websocket_query = websocket_query
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         kind = scope["type"]
@@ -134,6 +163,13 @@ class BearerAuthMiddleware:
             kind not in ("http", "websocket")
             or scope.get("path") in self.open_paths
             or bearer_matches(scope.get("headers") or [], self.api_key)
+            or (
+                kind == "websocket"
+                and self.websocket_query is not None
+                and query_matches(
+                    scope.get("query_string", b""), self.websocket_query, self.api_key
+                )
+            )
         ):
             await self.app(scope, receive, send)
             return
