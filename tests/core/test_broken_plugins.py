@@ -31,8 +31,21 @@ PLUGINS = {
         "from agentworld.core.domain_base import DomainBase\n"
         "from agentworld.core.hookspecs import hookimpl\n"
         "class Other(DomainBase):\n    name, version = 'other', '1'\n"
+        "    has_environment = False\n"
         "    def system_prompt(self, task):\n        return ''\n"
+        "    def tasks(self):\n        return self\n"
+        "    def sample(self, n, *, seed):\n        return []\n"
+        "    def policies(self):\n        return {}\n"
         "@hookimpl\ndef register_domains(register):\n    register('renamed', Other)\n"
+    ),
+    # written against the previous contract, where DomainBase defaulted make_env and policies
+    "old_contract": (
+        "from agentworld.core.domain_base import DomainBase\n"
+        "from agentworld.core.hookspecs import hookimpl\n"
+        "class Old(DomainBase):\n    name, version = 'old', '1'\n"
+        "    def system_prompt(self, task):\n        return ''\n"
+        "    def tasks(self):\n        return None\n"
+        "@hookimpl\ndef register_domains(register):\n    register('old', Old)\n"
     ),
 }
 
@@ -89,6 +102,16 @@ def test_agentworld_domains_lists_a_broken_domain_as_broken_and_the_rest_as_usua
     assert "broken" in rows["renamed"] and "bad_name" in rows["renamed"]
     assert "yes" in rows["terminal"]
     assert "has name 'other'" in " ".join(got.stdout.split())
+
+
+def test_a_plugin_written_against_the_previous_base_class_is_told_what_to_change(site: Path) -> None:
+    got = run(site, "collect", "--domain", "old", "--episodes", "1", "--out", "/dev/null")
+    assert got.returncode == 2, got.stderr[-2000:]
+    out = got.stdout + got.stderr
+    assert "Traceback" not in out
+    line = next(x for x in out.splitlines() if "old_contract.Old does not implement" in x)
+    assert "make_env, policies" in line and "has_environment = False" in line
+    assert "registered by 'old_contract'" in line
 
 
 def test_a_python_user_gets_no_warning_about_the_projects_own_hooks() -> None:

@@ -31,13 +31,25 @@ def registered(*pairs: tuple[object, str]) -> Iterator[None]:
         plugins.reset_registries()
 
 
+class Tasks:
+    def sample(self, n: int, *, seed: int) -> list[Task]:
+        return [Task(id=f"c{seed}-{i}", domain="counter", instruction="count") for i in range(n)]
+
+
 class Counter(DomainBase):
-    """A domain written against the base class: only what it knows better."""
+    """A domain written against the base class: the required hooks, no real environment."""
 
     name, version = "counter", "1"
+    has_environment = False
 
     def system_prompt(self, task: Task | None) -> str:
         return "You simulate a counter."
+
+    def tasks(self) -> Tasks:
+        return Tasks()
+
+    def policies(self) -> dict:
+        return {}
 
 
 class OldExplain(Counter):
@@ -62,21 +74,97 @@ def _registrar(name: str, factory, priority=None):
     return Plugin()
 
 
-def test_a_base_class_domain_has_every_hook_with_its_default() -> None:
+def test_a_base_class_domain_answers_absent_for_every_optional_hook() -> None:
     with registered((_registrar("counter", Counter), "counter-plugin")):
         domain = plugins.get_domain("counter")
     assert domain_hooks(domain) is domain
-    assert all(isinstance(domain, c) for c in protocols.DOMAIN_CAPABILITIES)
     step = Step(action=Action(text="inc 2"), observation=Observation(text="2"))
     episode = Episode(id="e", domain="counter", initial_observation=Observation(text="0"),
                       steps=[step])  # fmt: skip
-    assert domain.consistency_turns(episode) == [] and domain.explain(step, None) == ""
+    assert domain.actions is None and domain.initial_observation(None) is None
+    assert domain.explain(step, None) is None and domain.explain_text("inc", "0") is None
+    assert domain.verify("2", None) is None and domain.is_deterministic(step.action) is None
+    assert not (domain.has_verifier or domain.has_rationales or domain.has_text_rationales)
+    assert domain.consistency_turns(episode) == []
     assert domain.command_families(Action(text="inc 2")) == {"inc"}
     assert domain.action_type(Action(text="x", name="tool")) == "tool"
     assert domain.score("2", Observation(text="2")) == 1.0 and not domain.defines_rewards
     with pytest.raises(RuntimeError, match="no real environment"):
         domain.make_env()
-    assert PolicyBase().reset(3) is None
+
+    class Verifying(Counter):
+        def verify(self, observation, task):
+            return (1.0, True) if observation == "10" else None
+
+    assert Verifying().has_verifier and not Verifying().has_rationales
+
+
+class Bare(DomainBase):
+    name, version = "bare", "1"
+
+
+class NoEnv(Counter):
+    has_environment = True  # but no make_env
+
+
+def test_a_subclass_that_implements_no_hook_is_refused_naming_them() -> None:
+    with registered((_registrar("bare", Bare), "bare-plugin"),
+                    (_registrar("counter", NoEnv), "noenv-plugin")):  # fmt: skip
+        with pytest.raises(plugins.PluginContractError,
+                           match=r"domain 'bare' \(registered by 'bare-plugin'\): .*Bare does "
+                                 r"not implement make_env, policies, system_prompt, tasks"):
+            plugins.get_domain("bare")
+        with pytest.raises(plugins.PluginContractError,
+                           match=r"NoEnv does not implement make_env.*has_environment = False"):
+            plugins.get_domain("counter")
+    with pytest.raises(TypeError, match="does not implement act, required of a PolicyBase"):
+        PolicyBase()  # type: ignore[abstract]
+    with pytest.raises(TypeError, match="Bare does not implement"):
+        Bare()  # type: ignore[abstract]  # outside the plugin manager too, as abc does
+
+
+class Policy(PolicyBase):
+    name = "p"
+
+    def act(self, task, history):
+        return Action(text="inc 1")
+
+
+class OldPolicy(PolicyBase):
+    name = "old"
+
+    def act(self, observation):  # type: ignore[override]  # one parameter, not (task, history)
+        return None
+
+
+def _variant(**members):
+    return type("Variant", (Counter,), members)
+
+
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        ({"history_window": "two"}, r"has history_window = 'two', which is not int \| None"),
+        ({"history_window": 0}, r"history_window = 0; it must be >= 1"),
+        ({"defines_rewards": 1}, r"has defines_rewards = 1, which is not bool"),
+        ({"actions": "left right"}, r"has actions = 'left right', which is not list\[str\] \| None"),
+        ({"actions": ["left", 2]}, r"has actions = \['left', 2\]"),
+        ({"version": 2}, r"has version = 2, which is not str"),
+        ({"policies": lambda self: {"x": object()}},
+         r"policies\(\)\['x'\] is a object lacking name, act of the Policy protocol"),
+        ({"policies": lambda self: [Policy()]}, r"policies\(\) returned list, not a dict"),
+        ({"policies": lambda self: {"old": OldPolicy()}},
+         r"policies\(\)\['old'\]: act\(observation\) cannot be called as act\(task"),
+        ({"tasks": lambda self: object()}, r"tasks\(\) returned a object lacking sample"),
+    ],
+)  # fmt: skip
+def test_attribute_types_policies_and_samplers_are_checked(members: dict, message: str) -> None:
+    with registered((_registrar("counter", _variant(**members)), "typed-plugin")):
+        with pytest.raises(plugins.PluginContractError, match=r"domain 'counter' .*" + message):
+            plugins.get_domain("counter")
+    with registered((_registrar("counter", _variant(policies=lambda self: {"p": Policy()})),
+                     "typed-plugin")):  # fmt: skip
+        assert plugins.get_domain("counter").policies()["p"].name == "p"
 
 
 @pytest.mark.parametrize(
@@ -171,3 +259,24 @@ def test_a_domain_registered_under_another_name_than_its_own_is_refused() -> Non
     with registered((_registrar("renamed", Counter), "renaming-plugin")):
         with pytest.raises(plugins.PluginContractError, match="has name 'counter'.*'renamed'"):
             plugins.get_domain("renamed")
+
+
+def test_no_call_site_asks_isinstance_against_a_domain_capability() -> None:
+    """Every call site asks ``domain_hooks(domain)``: a DomainBase subclass has every
+    capability's members, so ``isinstance(domain, RewardingDomain)`` would always say yes.
+    Only the adapter of structural plugins (domain_base.py) may ask."""
+    capabilities = {c.__name__ for c in protocols.DOMAIN_CAPABILITIES}
+    found = []
+    for path in sorted((ROOT / "packages").rglob("src/**/*.py")):
+        if path.name == "domain_base.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "isinstance" and len(node.args) == 2):
+                continue
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            names = {k.id if isinstance(k, ast.Name) else k.attr for k in kinds
+                     if isinstance(k, ast.Name | ast.Attribute)}
+            if names & capabilities:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == [], "ask domain_hooks(domain) instead"

@@ -18,6 +18,7 @@ from agentworld.app import hookspecs as app_hookspecs
 from agentworld.core import hookspecs, plugins, protocols
 from agentworld.core.builtins import ConstantWorldModel
 from agentworld.core.collect import world_model_contract
+from agentworld.core.domain_base import DomainBase
 from agentworld.core.evaluate import output_text
 from agentworld.core.formats import wrap_observation
 from agentworld.core.hookspecs import hookimpl
@@ -119,7 +120,7 @@ class Minimal:
         raise RuntimeError("no real environment here")
 
     def tasks(self):
-        raise RuntimeError("no tasks")
+        raise RuntimeError("no tasks")  # left to raise where it is used
 
     def policies(self) -> dict:
         return {}
@@ -277,6 +278,31 @@ def test_hook_register_commands() -> None:
 # -- capabilities, each at the call site that uses it ------------------------------------------
 
 
+class BaseCounter(DomainBase):
+    """A DomainBase subclass with the required hooks only: every optional hook absent,
+    although it has every capability's members (the base class defines them all)."""
+
+    name, version, has_environment = "base-counter", "0", False
+
+    def system_prompt(self, task: Task | None) -> str:
+        return "You simulate a counter."
+
+    def tasks(self):
+        return self  # its own sampler
+
+    def sample(self, n: int, *, seed: int) -> list[Task]:
+        return [Task(id=f"count-{seed}-{i}", domain=self.name, instruction="count") for i in range(n)]
+
+    def policies(self) -> dict:
+        return {}
+
+
+class BaseDomains:
+    @hookimpl
+    def register_domains(self, register):
+        register("base-counter", BaseCounter)
+
+
 class _PlainDomain:
     """A domain with none of the optional capabilities."""
 
@@ -300,6 +326,12 @@ def test_capability_rewarding_domain() -> None:
     assert resolve_reward_source(None, _PlainDomain(), model_rewards=False) == "none"
     with pytest.raises(ValueError, match="needs a domain with verify"):
         resolve_reward_source("verifier", _PlainDomain(), model_rewards=False)
+    # a DomainBase subclass has verify() from the base class: only an override is a verifier
+    assert resolve_reward_source(None, BaseCounter(), model_rewards=False) == "none"
+    assert resolve_reward_source(None, plugins.get_domain("web"), model_rewards=False) == "none"
+    assert resolve_reward_source(None, plugins.get_domain("swe"), model_rewards=False) == "verifier"
+    with pytest.raises(ValueError, match="needs a domain with verify"):
+        resolve_reward_source("verifier", BaseCounter(), model_rewards=False)
 
 
 def test_capability_markov_domain() -> None:
@@ -322,6 +354,8 @@ def test_capability_resettable_domain() -> None:
     assert terminal.reset()[0] == "user@sandbox:~$ "  # the real terminal's first observation
     blank = SimEnv(ConstantWorldModel("copy-previous"), domain=_PlainDomain())
     assert blank.reset(options={"task": task})[0] == ""  # no initial_observation: empty start
+    based = SimEnv(ConstantWorldModel("copy-previous"), domain=BaseCounter())
+    assert based.reset(options={"task": task})[0] == ""  # the same for a DomainBase subclass
 
 
 def test_capability_discrete_action_domain() -> None:
@@ -354,6 +388,9 @@ def test_capability_explaining_domain() -> None:
     with registered(Domains(), "contract-domains"):
         with pytest.raises(ValueError, match="has no explain"):
             check_domain([], "minimal")
+    with registered(BaseDomains(), "base-domains"):  # before any model is loaded
+        with pytest.raises(ValueError, match="'base-counter' has no explain"):
+            check_domain([], "base-counter")
 
 
 def test_capability_consistency_domain() -> None:
@@ -390,6 +427,12 @@ def test_capability_text_explaining_domain() -> None:
 
     assert _explainer("terminal")("cat a.txt", "user@sandbox:~$ ")
     assert _explainer("frozenlake-4x4") is None  # explains steps, but not from text
+    with registered(BaseDomains(), "base-domains"):
+        assert _explainer("base-counter") is None
+    page = ("URL: http://shop.test/\nFocused element: none\n\nRootWebArea 'Shop'\n"
+            "\t[12] link 'Blue mug'\n\t[13] button 'Add to cart'")
+    rationale = _explainer("web")("click('12')", page)  # a web sim of a reasoning="domain" model
+    assert rationale == "The action click('12') acts on [12] link 'Blue mug'."
 
 
 def test_capability_output_domain() -> None:
@@ -416,6 +459,10 @@ def test_capability_determinism_domain() -> None:
     assert hybrid.is_deterministic("x", plain) is True
     assert hybrid.is_deterministic("x", slippery) is False
     assert hybrid.is_deterministic("x", {"domain": "frozenlake-4x4-slippery", "action": "fly"})
+    # a DomainBase domain that does not say (mcp) falls back to the configured action types
+    typed = Hybrid(weights={"exact_match": 1.0}, deterministic_action_types={"mcp": ["malformed"]})
+    assert typed.is_deterministic("x", {"domain": "mcp", "action": "not a call"}) is True
+    assert typed.is_deterministic("x", {"domain": "mcp", "action": '{"name": "a"}'}) is False
 
 
 def test_capability_offline_domain(monkeypatch) -> None:

@@ -15,6 +15,7 @@ from agentworld.core.builtins import ConstantWorldModel
 from agentworld.core.types import Prediction, Task
 from agentworld.sim import SimEnv, SimVectorEnv, Simulator
 from agentworld.sim.backends.hf import HFBackend
+from agentworld.sim.openenv.envs import ServedEnv
 
 
 class Counting:
@@ -181,3 +182,32 @@ def test_given_tasks_and_prompts_per_sub_env() -> None:
     with pytest.raises(RuntimeError):
         SimVectorEnv(sim, 1).step(["ls"])
     envs.close()
+
+
+def test_an_action_reaches_the_world_model_as_its_text() -> None:
+    """``step([Action(text="look")])`` sends ``look``, not the Action's repr, to the world model
+    (the simulator's history is what the world model reads); so do ``SimEnv.step`` and its
+    ``render``, and a plain string still works."""
+    from agentworld.core.types import Action
+
+    vec = SimVectorEnv(ConstantWorldModel("copy-previous"), 2, initial_observation="room")
+    vec.reset(seed=0)
+    vec.step([Action(text="look"), "open door"])
+    sent = [vec.simulator.messages(e)[-2]["content"] for e in vec.episode_ids()]
+    assert sent == ["look", "open door"]
+    env = SimEnv(ConstantWorldModel("copy-previous"), initial_observation="room",
+                 render_mode="ansi")  # fmt: skip
+    env.reset(seed=0)
+    env.step(Action(text="look"))
+    assert env.simulator.messages(env.episode_id)[-2]["content"] == "look"
+    assert ">>> look\n" in env.render() and "name=None" not in env.render()
+    served = ServedEnv(env=env, domain="room", simulated=True)
+    served.reset(seed=1)
+    served.step(Action(text="listen"))
+    served.step("wait")
+    assert [m["content"] for m in env.simulator.messages(env.episode_id)[1::2]] == [
+        "listen", "wait"]
+    simulator = Simulator(ConstantWorldModel("copy-previous"))
+    episode = simulator.open_sync("You simulate a room.", "room", None)
+    [(observation, _)] = simulator.step_many([(episode, Action(text="look"))])
+    assert simulator.messages(episode)[-2]["content"] == "look" and observation == "room"

@@ -19,7 +19,7 @@ from agentworld.core.formats import (
     wrap_observation,
 )
 from agentworld.core.hookspecs import hookimpl
-from agentworld.core.protocols import OutputDomain
+from agentworld.core.domain_base import domain_hooks
 from agentworld.core.types import Prediction
 
 
@@ -38,7 +38,7 @@ class ConstantWorldModel:
         if mode not in ("copy-previous", "empty"):
             raise ValueError(f"mode must be 'copy-previous' or 'empty', got {mode!r}")
         self.mode = mode
-        self.empty = domain.empty_observation if isinstance(domain, OutputDomain) else None
+        self.empty = domain_hooks(domain).empty_observation if domain is not None else None
 
     def predict(
         self, requests: Sequence[list[dict[str, str]]], *, max_new_tokens: int | None = None

@@ -7,6 +7,8 @@ never need to: they use ``isinstance`` against a protocol, or :mod:`agentworld.c
 from __future__ import annotations
 
 import inspect
+import types
+import typing
 from typing import Any
 
 
@@ -39,6 +41,30 @@ def missing_members(obj: Any, protocol: type) -> list[str]:
             missing.append(name)
     return missing
 
+
+def matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` has type ``hint`` (a class, ``None``, ``X | Y``, ``list[X]``,
+    ``tuple[X, ...]``, ``set[X]``, ``dict[K, V]`` or ``Any``); ``bool`` is no ``int`` or
+    ``float`` here. Other generic forms are taken on trust."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    if origin is typing.Union or isinstance(hint, types.UnionType):
+        return any(matches(value, a) for a in args)
+    if origin in (list, set, frozenset, tuple):
+        if not isinstance(value, origin):
+            return False
+        item = args[0] if args else Any
+        return all(matches(v, item) for v in value)
+    if origin is dict:
+        key, item = args or (Any, Any)
+        return isinstance(value, dict) and all(
+            matches(k, key) and matches(v, item) for k, v in value.items())
+    if hint in (int, float):
+        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
+    return not isinstance(hint, type) or isinstance(value, hint)
 
 
 def signature_mismatch(obj: Any, protocol: type) -> str | None:

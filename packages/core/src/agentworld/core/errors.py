@@ -7,3 +7,9 @@ class EnvironmentUnavailableError(RuntimeError):
     """A real environment cannot run on this machine as configured (no sandbox, a bound that
     cannot be enforced, a missing program). The message names what is missing and how to get
     it or accept its absence."""
+
+
+class MissingHooksError(TypeError):
+    """A :class:`~agentworld.core.domain_base.DomainBase` or
+    :class:`~agentworld.core.domain_base.PolicyBase` subclass built without a hook it must
+    implement; the message names the class, the hooks and what to do."""

@@ -48,18 +48,17 @@ from agentworld.core.eval_records import (  # noqa: F401 - re-exported: the publ
 )
 from agentworld.core.formats import sft_pair
 from agentworld.core.intervals import interval
-from agentworld.core.protocols import OutputDomain, RewardFn, WorldModel
+from agentworld.core.protocols import RewardFn, WorldModel
 from agentworld.core.types import Action, Episode, Observation
 
 
 def output_text(observation: Observation, domain: Any = None) -> str:
     """The part of an observation that is the environment's *output*.
 
-    Uses ``domain.output_text(observation)`` of an
-    :class:`~agentworld.core.protocols.OutputDomain` (the terminal domain drops its trailing
-    prompt line), else the whole text.
+    Uses the domain's ``output_text(observation)`` (the terminal domain drops its trailing
+    prompt line; the default is the whole text).
     """
-    return domain.output_text(observation) if isinstance(domain, OutputDomain) else observation.text
+    return domain_hooks(domain).output_text(observation) if domain is not None else observation.text
 
 
 def _action_type(action: Action, domain: Any) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 import pluggy
 from agentworld.core import hookspecs
 from agentworld.core.contracts import missing_members, protocol_members, signature_mismatch
+from agentworld.core.errors import MissingHooksError
 from agentworld.core.protocols import (
     CAPABILITIES,
     KIND_PROTOCOLS,
@@ -83,9 +84,14 @@ def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
     """Check ``obj``, built for plugin ``name`` of ``kind``, against its protocol and
     capabilities (:mod:`agentworld.core.protocols`).
 
+    A domain is also checked by :func:`agentworld.core.domain_contract.problem`: its hooks
+    all implemented, its attributes of the types DomainBase annotates, its policies and task
+    sampler.
+
     Raises:
-        PluginContractError: a required member is missing, or a capability is only partly
-            there; the message names the plugin, its owner and the missing members.
+        PluginContractError: a required member is missing, a capability is only partly
+            there, or a domain check fails; the message names the plugin, its owner and what
+            to change.
     """
     label = f"{kind.replace('_', ' ')} {name!r} (registered by {owner!r})"
     protocol = KIND_PROTOCOLS[kind]
@@ -105,6 +111,12 @@ def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
             )
         if not missing:
             _check_signatures(label, obj, capability)
+    if kind == "domain":
+        from agentworld.core import domain_contract  # imports pydantic: only when a domain is built
+
+        why = domain_contract.problem(obj)
+        if why is not None:
+            raise PluginContractError(f"{label} {why} (docs/plugins.md)")
     if kind == "domain" and obj.name != name:  # episodes are recorded under a domain's .name
         raise PluginContractError(
             f"{label} has name {obj.name!r}; a domain's name must be the name it is registered "
@@ -288,12 +300,13 @@ def get(kind: str, name: str, **options: Any) -> Any:
     """
     reg = _registry(kind)
     make = factory(kind, name)
-    if options or kind in FRESH_KINDS:
-        obj = make(**options)
-    elif name in reg.cache:
+    if not (options or kind in FRESH_KINDS) and name in reg.cache:
         return reg.cache[name]
-    else:
-        obj = make()
+    try:
+        obj = make(**options)
+    except MissingHooksError as error:  # an abstract DomainBase/PolicyBase subclass
+        label = f"{kind.replace('_', ' ')} {name!r} (registered by {reg.owners[name]!r})"
+        raise PluginContractError(f"{label}: {error}") from None
     if name not in reg.checked:
         check_contract(kind, name, obj, reg.owners[name])
         reg.checked.add(name)

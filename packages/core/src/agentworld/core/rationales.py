@@ -25,7 +25,7 @@ from agentworld.core.formats import (
     Message,
     previous_observation,
 )
-from agentworld.core.protocols import ExplainingDomain
+from agentworld.core.domain_base import domain_hooks
 from agentworld.core.types import Episode
 
 Rationales = list[list[str]]
@@ -41,15 +41,15 @@ def clean(text: str) -> str:
     return text.strip()
 
 
-def explainer(name: str) -> Callable[[Any, dict[str, Any] | None], str]:
+def explainer(name: str) -> Callable[..., str | None]:
     """The ``explain`` of domain plugin ``name``.
 
     Raises:
         agentworld.core.plugins.UnknownPluginError: the domain is not installed.
-        ValueError: the domain is no :class:`~agentworld.core.protocols.ExplainingDomain`.
+        ValueError: the domain writes no rationales (its ``has_rationales`` is false).
     """
-    domain = plugins.get_domain(name)
-    if not isinstance(domain, ExplainingDomain):
+    domain = domain_hooks(plugins.get_domain(name))
+    if not domain.has_rationales:
         raise ValueError(
             f"domain {name!r} has no explain(step, previous_state, history) to write rationales; "
             "use reasoning='teacher' or reasoning='none'"
@@ -102,7 +102,7 @@ def domain_rationales(episodes: Sequence[Episode], domain: str | None = None) ->
         previous = episode.initial_observation.state
         rows = []
         for t, step in enumerate(episode.steps):
-            text = clean(str(explain(step, previous, history=step_history(episode, t))))
+            text = clean(explain(step, previous, history=step_history(episode, t)) or "")
             if not text:
                 raise ValueError(
                     f"explain() gave an empty rationale for episode {episode.id} turn {t}"

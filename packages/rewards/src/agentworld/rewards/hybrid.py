@@ -15,10 +15,10 @@ A component that is a :class:`~agentworld.core.protocols.ModelBasedReward` with
 by the rules alone (their weights renormalised among themselves); other content by all
 components. Per transition, the content is deterministic when:
 
-1. the domain (``contexts[i]["domain"]``, an object or a registered name) is a
-   :class:`~agentworld.core.protocols.DeterminismDomain`
-   (``is_deterministic(action: Action, reference: Observation) -> bool``) and it says
-   so for ``contexts[i]["action"]`` (an ``Action`` or its text) and the reference; else
+1. the domain (``contexts[i]["domain"]``, an object or a registered name) says so with
+   ``is_deterministic(action: Action, reference: Observation) -> bool | None`` for
+   ``contexts[i]["action"]`` (an ``Action`` or its text) and the reference; when it
+   answers ``None`` (does not say),
 2. the domain's ``action_type(action)`` is listed for that domain in the hybrid's
    ``deterministic_action_types`` option (e.g. ``{"terminal": ["pwd", "cd"]}``).
 
@@ -35,7 +35,8 @@ from numbers import Real
 from typing import Any
 
 from agentworld.core import plugins
-from agentworld.core.protocols import DeterminismDomain, ModelBasedReward
+from agentworld.core.domain_base import domain_hooks
+from agentworld.core.protocols import ModelBasedReward
 from agentworld.core.types import Action, Observation
 from agentworld.rewards.rules import check_batch, resolve_domain
 
@@ -69,7 +70,7 @@ class Hybrid:
             reward's factory (``get_reward(name, **options)``).
         deterministic_action_types: Domain name -> action types (``domain.action_type``)
             whose content is deterministic (see the module docstring); used for domains
-            that are no ``DeterminismDomain``.
+            whose ``is_deterministic`` answers ``None`` (does not say).
 
     Raises:
         ValueError: a weight is not a finite number >= 0, the weights do not sum to a
@@ -124,11 +125,12 @@ class Hybrid:
             return False
         if isinstance(action, str):
             action = Action(text=action)
-        if isinstance(domain, DeterminismDomain):
-            observation = context.get("reference")
-            if not isinstance(observation, Observation):
-                observation = Observation(text=reference)
-            return bool(domain.is_deterministic(action, observation))
+        observation = context.get("reference")
+        if not isinstance(observation, Observation):
+            observation = Observation(text=reference)
+        verdict = domain_hooks(domain).is_deterministic(action, observation)
+        if verdict is not None:
+            return bool(verdict)
         types = self.deterministic_action_types.get(domain.name, frozenset())
         return bool(types) and domain.action_type(action) in types
 

@@ -6,8 +6,10 @@ import string
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from agentworld.core.domain_base import domain_hooks
 from agentworld.core.gymvec import FreeText
-from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
+from agentworld.core.protocols import Domain, WorldModel
+from agentworld.core.textenv import action_text
 from agentworld.core.types import Action, Task
 from agentworld.sim.outcome import (
     check_parse_policy,
@@ -43,7 +45,7 @@ class SimEnv(gym.Env[str, str]):
         domain: Gives the system prompt (``domain.system_prompt(task)``) when none is passed.
         system_prompt: Default world-model system prompt.
         initial_observation: Default observation returned by ``reset`` (``None``:
-            ``domain.initial_observation(task)`` when the domain has it, else ``""``).
+            the domain's ``initial_observation(task)``, ``""`` when it answers ``None``).
         task: Default task.
         max_steps: Steps before truncation.
         max_new_tokens: Generation limit per step (tokens; ``None``: model default).
@@ -117,8 +119,8 @@ class SimEnv(gym.Env[str, str]):
             task = self._draw_task()
         observation = options.get("initial_observation", self.initial_observation)
         if observation is None:
-            resettable = isinstance(self.domain, ResettableDomain)
-            observation = self.domain.initial_observation(task) if resettable else ""
+            hooks = domain_hooks(self.domain) if self.domain is not None else None
+            observation = (hooks.initial_observation(task) if hooks else None) or ""
         system_prompt = options.get("system_prompt", self.system_prompt)
         if system_prompt is None:
             system_prompt = self.domain.system_prompt(task) if self.domain is not None else ""
@@ -144,7 +146,7 @@ class SimEnv(gym.Env[str, str]):
         """
         if self.episode_id is None or self._done:
             raise RuntimeError("call reset() before step() (the episode has ended or not started)")
-        text = action.text if isinstance(action, Action) else action
+        text = action_text(action)
         [(observation, info)], failures = sample_steps(
             self.simulator, [(self.episode_id, text)], self.on_parse_error, self.max_retries
         )
@@ -156,7 +158,7 @@ class SimEnv(gym.Env[str, str]):
             steps=self._steps, max_steps=self.max_steps,
         )
         self._done = terminated or truncated
-        self._transcript.append(f">>> {action}")
+        self._transcript.append(f">>> {text}")
         self._transcript.append(
             observation if observation is not None else f"[malformed answer]\n{info['raw']}"
         )

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentworld.core.protocols import RewardingDomain
+from agentworld.core.domain_base import domain_hooks
 
 REWARD_SOURCES = ("model", "verifier", "none")
 PARSE_ERROR_POLICIES = ("truncate", "retry")
@@ -36,7 +36,7 @@ def resolve_reward_source(requested: str | None, domain: Any, model_rewards: boo
         ValueError: an unknown source, ``"model"`` with a world model that predicts no
             reward footer, or ``"verifier"`` with a domain without ``verify``.
     """
-    has_verify = isinstance(domain, RewardingDomain)
+    has_verify = domain is not None and domain_hooks(domain).has_verifier
     if requested is None:
         return "model" if model_rewards else "verifier" if has_verify else "none"
     if requested not in REWARD_SOURCES:
@@ -74,7 +74,7 @@ def step_outcome(
     if source == "model":
         return float(info.get("reward") or 0.0), bool(info.get("terminated"))
     if source == "verifier":
-        verdict = domain.verify(observation, task)
+        verdict = domain_hooks(domain).verify(observation, task)
         info["verified"] = verdict is not None
         if verdict is None:
             return 0.0, False

@@ -33,7 +33,8 @@ from agentworld.core.formats import (
     wrap_observation,
 )
 from agentworld.core.protocols import WorldModel
-from agentworld.core.types import Episode, Observation, Prediction, Task
+from agentworld.core.textenv import action_text
+from agentworld.core.types import Action, Episode, Observation, Prediction, Task
 from agentworld.core.world_models import (
     CardedWorldModel,
     EpisodicWorldModel,
@@ -226,9 +227,9 @@ class Simulator:
 
     # -- stepping ---------------------------------------------------------------------------
 
-    def step_many(self, pairs: Sequence[tuple[str, str]]) -> list[StepResult]:
-        """Step ``[batch]`` ``(episode_id, action_text)`` pairs together (one ``predict``
-        call, or one engine batch with sessions).
+    def step_many(self, pairs: Sequence[tuple[str, Action | str]]) -> list[StepResult]:
+        """Step ``[batch]`` ``(episode_id, action)`` pairs (an :class:`Action` or its text)
+        together (one ``predict`` call, or one engine batch with sessions).
 
         A pair whose request failed alone returns ``(None, info)`` with ``info["error"]``.
 
@@ -241,15 +242,15 @@ class Simulator:
             return self._run_sessions(steps)
         return self._run_steps(steps)
 
-    async def step(self, episode_id: str, action_text: str) -> StepResult:
-        """``(observation or None, info)`` after ``action_text``; batched with concurrent calls.
+    async def step(self, episode_id: str, action: Action | str) -> StepResult:
+        """``(observation or None, info)`` after ``action`` (or its text), batched with others.
 
         Raises:
             KeyError: ``episode_id`` is unknown or closed before its step ran.
             RuntimeError: The episode already has a step in flight, or its request failed
                 alone (the message says why; other episodes are unaffected).
         """
-        [step] = self._reserve([episode_id], [action_text])
+        [step] = self._reserve([episode_id], [action])
         try:
             if self._sessions:
                 result = await self._append(step)
@@ -272,14 +273,14 @@ class Simulator:
         except KeyError:
             raise KeyError(f"unknown episode {episode_id!r} (closed or never opened)") from None
 
-    def _reserve(self, ids: Sequence[str], actions: Sequence[str]) -> list[PendingStep]:
+    def _reserve(self, ids: Sequence[str], actions: Sequence[Action | str]) -> list[PendingStep]:
         with self._lock:
             episodes = [self._get(i) for i in ids]
             if len(set(ids)) != len(ids) or any(e.busy for e in episodes):
                 raise RuntimeError("an episode may have only one step in flight")
             for episode in episodes:
                 episode.busy = True
-        return [PendingStep(i, a) for i, a in zip(ids, actions, strict=True)]
+        return [PendingStep(i, action_text(a)) for i, a in zip(ids, actions, strict=True)]
 
     def _release(self, steps: Sequence[PendingStep]) -> None:
         with self._lock:

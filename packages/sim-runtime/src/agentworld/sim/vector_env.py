@@ -8,9 +8,11 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from agentworld.core.domain_base import domain_hooks
 from agentworld.core.gymvec import FreeText
-from agentworld.core.protocols import Domain, ResettableDomain, WorldModel
-from agentworld.core.types import Task
+from agentworld.core.protocols import Domain, WorldModel
+from agentworld.core.textenv import action_text
+from agentworld.core.types import Action, Task
 from agentworld.sim.env import CHARSET, MAX_LENGTH
 from agentworld.sim.outcome import (
     check_parse_policy,
@@ -49,7 +51,7 @@ class SimVectorEnv(VectorEnv):
     Spaces: each sub-environment has ``spaces.Text`` observations and actions (as
     :class:`~agentworld.sim.env.SimEnv`); the batched spaces are ``Tuple`` of
     ``num_envs`` of them, so observations are a ``tuple[str, ...]`` ``[num_envs]``
-    and actions any sequence of ``num_envs`` strings. ``rewards`` ``[num_envs]``
+    and actions any sequence of ``num_envs`` :class:`~agentworld.core.types.Action` or strings. ``rewards`` ``[num_envs]``
     float64 and ``terminations`` ``[num_envs]`` bool come from ``reward_source`` as in
     :class:`~agentworld.sim.env.SimEnv` (or ``is_terminal``); ``truncations``
     ``[num_envs]`` bool. ``infos`` is Gymnasium's dict of arrays
@@ -73,7 +75,8 @@ class SimVectorEnv(VectorEnv):
         tasks: ``[num_envs]`` tasks, one per sub-environment.
         system_prompt: One prompt, or ``[num_envs]``.
         initial_observation: One text, ``[num_envs]`` texts, or ``task -> text``
-            (``None``: ``domain.initial_observation`` when the domain has it, else ``""``).
+            (``None``: the domain's ``initial_observation(task)``, ``""`` when it answers
+            ``None`` or there is no domain).
         max_steps: Steps before an episode is truncated.
         max_new_tokens: Generation limit per step (tokens; ``None``: model default).
         max_length: Longest action/observation text of the spaces (characters).
@@ -110,9 +113,11 @@ class SimVectorEnv(VectorEnv):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         check_parse_policy(on_parse_error, max_retries)
-        if initial_observation is None:
-            resettable = isinstance(domain, ResettableDomain)
-            initial_observation = domain.initial_observation if resettable else ""
+        if initial_observation is None and domain is not None:
+            hooks = domain_hooks(domain)
+            initial_observation = lambda task: hooks.initial_observation(task) or ""  # noqa: E731
+        elif initial_observation is None:
+            initial_observation = ""
         per_env = {"tasks": tasks, "system_prompt": system_prompt}
         if not callable(initial_observation):
             per_env["initial_observation"] = initial_observation
@@ -178,9 +183,11 @@ class SimVectorEnv(VectorEnv):
         return tuple(self._observations), infos
 
     def step(
-        self, actions: Sequence[str]
+        self, actions: Sequence[Action | str]
     ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One transition of every sub-environment, the world model's share in one batch.
+        ``actions[i]`` is an :class:`~agentworld.core.types.Action` (its ``text`` is what the
+        world model reads) or the text itself.
 
         Returns:
             ``(observations [num_envs], rewards [num_envs], terminations [num_envs],
@@ -204,7 +211,8 @@ class SimVectorEnv(VectorEnv):
                 infos = self._add_info(infos, self._reset_slot(i), i)
             else:
                 stepping.append(i)
-        pairs = [(self._slots[i].episode_id, str(actions[i])) for i in stepping]
+        texts = [action_text(a) for a in actions]
+        pairs = [(self._slots[i].episode_id, texts[i]) for i in stepping]
         results, failures = sample_steps(
             self.simulator, pairs, self.on_parse_error, self.max_retries  # type: ignore[arg-type]
         )
@@ -217,7 +225,7 @@ class SimVectorEnv(VectorEnv):
             rewards[i], terminations[i], truncations[i] = settle_step(
                 observation, info, source=self.reward_source, domain=self.domain, task=slot.task,
                 steps=slot.steps, max_steps=self.max_steps,
-                is_terminal=None if terminal is None else partial(terminal, str(actions[i])),
+                is_terminal=None if terminal is None else partial(terminal, texts[i]),
             )
             slot.needs_reset = bool(terminations[i] or truncations[i])
             self._observations[i] = observation or ""

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from agentworld.app.commands.root import app, console
 from agentworld.core import plugins
-from agentworld.core.protocols import OfflineDomain
+from agentworld.core.domain_base import domain_hooks
 
 
 @app.command("plugins")
@@ -59,7 +59,7 @@ def domains_cmd() -> None:
             table.add_row(name, "[red]broken[/red]", plugins.owner("domain", name), "-")
             facts.append((name, {"error": str(e)}))
             continue
-        offline = isinstance(domain, OfflineDomain) and not domain.has_environment
+        offline = not domain_hooks(domain).has_environment
         missing = None if offline else cannot_start(domain)
         here = "no (data-only)" if offline else "no (see below)" if missing else "yes"
         table.add_row(name, here, plugins.owner("domain", name), domain.version)

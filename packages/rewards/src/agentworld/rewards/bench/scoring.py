@@ -24,7 +24,7 @@ from typing import Any
 
 from agentworld.core import plugins
 from agentworld.core.answers import DOMAINS, extract_observation, format_ok
-from agentworld.core.protocols import OfflineDomain
+from agentworld.core.domain_base import domain_hooks
 from agentworld.core.types import Observation
 from agentworld.rewards.bench.data import Row
 from agentworld.rewards.bench.evaluation import sample_score
@@ -88,7 +88,7 @@ def rule_scores(rows: list[Row], predictions: dict) -> tuple[dict[str, Any], lis
             domain = plugins.get_domain(d)
         except plugins.UnknownPluginError:
             domain = None
-        offline = isinstance(domain, OfflineDomain) and not domain.has_environment
+        offline = domain is not None and not domain_hooks(domain).has_environment
         scorers[d] = None if domain is None or offline else domain
     per_row = []
     for i, row in enumerate(done):

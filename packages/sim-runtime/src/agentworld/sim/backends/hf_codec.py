@@ -17,7 +17,7 @@ from agentworld.core.formats import (
     previous_observation,
     transcript_prompt,
 )
-from agentworld.core.protocols import TextExplainingDomain
+from agentworld.core.domain_base import domain_hooks
 from agentworld.core.rationales import message_history
 from agentworld.core.types import Prediction
 from agentworld.sim.generation import GenerationOutput
@@ -31,20 +31,21 @@ STOP_TOKENS = ("<|im_end|>", "<|endoftext|>")
 TRANSCRIPT_STOP = f"\n{ACTION_PREFIX}"  # a CPT transcript's next action line
 
 
-def _explainer(domain: str | None) -> Callable[[str, str], str] | None:
+def _explainer(domain: str | None) -> Callable[..., str | None] | None:
     """The ``explain_text`` of domain plugin ``domain``, or ``None`` (with a warning) when the
     domain is unknown, not installed or writes no rationales from text."""
     try:
         found = plugins.get_domain(domain) if domain else None
     except plugins.UnknownPluginError:
         found = None
-    if not isinstance(found, TextExplainingDomain):
+    hooks = domain_hooks(found) if found is not None else None
+    if hooks is None or not hooks.has_text_rationales:
         logger.warning(
             "the checkpoint was trained with domain rationales, but domain %r cannot write them"
             " (not installed, or no explain_text); the model writes them itself", domain
         )
         return None
-    return found.explain_text
+    return hooks.explain_text
 
 
 class ChatCodec:

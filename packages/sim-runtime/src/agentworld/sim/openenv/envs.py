@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentworld.core.rollout import RolloutEpisode, start_episode, step_episode
-from agentworld.core.types import Action
-from agentworld.core.types import Task
+from agentworld.core.textenv import action_text
+from agentworld.core.types import Action, Task
 from agentworld.sim.env import SimEnv
 from agentworld.sim.openenv.models import EpisodeState, TextObservation
 from fastapi.encoders import jsonable_encoder
@@ -83,9 +83,9 @@ class ServedEnv:
             info = dict(info, task_id=task.id, instruction=task.instruction)
         return self._observation(self.episode.initial_observation, None, False, False, info)
 
-    def step(self, text: str) -> TextObservation:
-        """One transition on action ``text`` (:func:`agentworld.core.rollout.step_episode`);
-        ``done = terminated or truncated``.
+    def step(self, action: Action | str) -> TextObservation:
+        """One transition on ``action``, an :class:`Action` or its text
+        (:func:`agentworld.core.rollout.step_episode`); ``done = terminated or truncated``.
 
         Raises:
             EpisodeOverError: No episode is running (call reset first).
@@ -97,7 +97,8 @@ class ServedEnv:
                 else "no episode is running: reset before the first step"
             )
         assert self.episode is not None
-        t = step_episode(self.env, self.episode, Action(text=text))
+        action = action if isinstance(action, Action) else Action(text=action_text(action))
+        t = step_episode(self.env, self.episode, action)
         return self._observation(t.observation, t.reward, t.terminated, t.truncated, t.info)
 
     def state(self, session_id: str | None = None) -> EpisodeState:

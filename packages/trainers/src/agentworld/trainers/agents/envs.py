@@ -14,7 +14,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentworld.core.protocols import DiscreteActionDomain, Domain, ResettableDomain
+from agentworld.core.domain_base import domain_hooks
+from agentworld.core.protocols import Domain
 from agentworld.core.rollout import Outcome, RolloutEpisode, Transition, each, rollout, text_of
 from agentworld.core.types import Action, Task
 from agentworld.core.vector_rollout import VectorRollout
@@ -81,12 +82,12 @@ def parse_env_spec(text: str) -> EnvSpec:
 
 
 def domain_actions(domain: Any) -> list[str]:
-    """The action words of a :class:`~agentworld.core.protocols.DiscreteActionDomain`.
+    """The domain's action words (its ``actions``).
 
     Raises:
         ValueError: the domain declares no finite action list (tabular agents need one).
     """
-    actions = domain.actions if isinstance(domain, DiscreteActionDomain) else None
+    actions = domain_hooks(domain).actions
     if not actions or not all(isinstance(a, str) for a in actions):
         name = domain.name if isinstance(domain, Domain) else type(domain).__name__
         raise ValueError(
@@ -99,14 +100,11 @@ def domain_actions(domain: Any) -> list[str]:
 def is_success(domain: Any, result: EpisodeResult) -> bool:
     """Did the episode reach the goal?
 
-    ``domain.is_success(result)`` of a :class:`~agentworld.core.protocols.DiscreteActionDomain`
-    decides; otherwise an episode
+    The domain's ``is_success(result)`` decides; by default an episode
     succeeds when it terminated on a positive reward (FrozenLake's goal gives 1, a hole 0;
     Taxi's successful dropoff gives +20 and is its only termination).
     """
-    if isinstance(domain, DiscreteActionDomain):
-        return bool(domain.is_success(result))
-    return result.outcome is Outcome.TERMINATED and result.last_reward > 0
+    return bool(domain_hooks(domain).is_success(result))
 
 
 # -- real environment -----------------------------------------------------------------------------
@@ -244,7 +242,8 @@ class SimRunner:
             (``reward_source``, ``on_parse_error``, ``max_retries``, ``max_new_tokens``).
 
     Raises:
-        ValueError: the domain has no ``initial_observation(task)``.
+        ValueError: (at the first reset) the domain's ``initial_observation(task)`` is
+            ``None``: simulated episodes cannot start without one.
     """
 
     def __init__(
@@ -259,16 +258,22 @@ class SimRunner:
     ):
         from agentworld.sim import SimVectorEnv
 
-        if not isinstance(domain, ResettableDomain):
-            raise ValueError(
-                f"domain {domain.name!r} has no initial_observation(task); "
-                "simulated episodes cannot start without one"
-            )
+        hooks = domain_hooks(domain)
+
+        def initial_observation(task: Task | None) -> str:
+            observation = hooks.initial_observation(task)
+            if observation is None:
+                raise ValueError(
+                    f"domain {hooks.name!r} has no initial_observation(task); "
+                    "simulated episodes cannot start without one"
+                )
+            return observation
+
         self.env = SimVectorEnv(
             world_model,
             num_envs,
             domain=domain,
-            initial_observation=domain.initial_observation,
+            initial_observation=initial_observation,
             max_steps=max_steps,
             **(env_options or {}),
         )

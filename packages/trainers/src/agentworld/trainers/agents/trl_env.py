@@ -46,7 +46,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from agentworld.core.protocols import DiscreteActionDomain, Domain, Environment
+from agentworld.core.domain_base import domain_hooks
+from agentworld.core.protocols import Domain, Environment
 from agentworld.core.types import Task
 from agentworld.trainers.agents.trl_tool_env import AgentWorldToolEnv
 
@@ -65,8 +66,8 @@ def tool_env_class(
     """A subclass of :class:`AgentWorldToolEnv` with one tool method for ``domain``.
 
     Args:
-        domain: The domain; its ``name`` names the tool, and the ``actions`` of a
-            :class:`~agentworld.core.protocols.DiscreteActionDomain` choose the tool's argument.
+        domain: The domain; its ``name`` names the tool, and its ``actions`` (when not
+            ``None``) choose the tool's argument.
         tool_name: Tool name instead of the domain name made an identifier
             (``"frozenlake-4x4"`` -> ``"frozenlake_4x4"``).
         actions: Action words instead of the domain's ``actions``.
@@ -88,8 +89,8 @@ def tool_env_class(
         )
     if name in ("reset", "get_reward") or hasattr(AgentWorldToolEnv, name):
         raise ValueError(f"tool name {name!r} is reserved by TRL or the adapter; pass tool_name")
-    if actions is None and isinstance(domain, DiscreteActionDomain):
-        actions = domain.actions
+    if actions is None:
+        actions = domain_hooks(domain).actions
     if actions is not None:
         words = list(actions)
         if not words or not all(isinstance(w, str) and w for w in words):

@@ -91,6 +91,11 @@ class WebDomain(DomainBase):
         """A rationale from the real change (:func:`agentworld.domains.web.explain.explain`)."""
         return _explain.explain(step, previous_state)
 
+    def explain_text(self, action: str, observation: str, history: Any = ()) -> str:
+        """The first sentence of :meth:`explain` (the action and its target), from the previous
+        page's text (:func:`agentworld.domains.web.explain.explain_text`)."""
+        return _explain.explain_text(action, observation)
+
     def consistency_turns(self, episode: Episode) -> list[int]:
         """Steps whose observation shows what the episode itself changed: a page of an app
         whose state an earlier step changed (cart, order, post, reply, to-do), or a field

@@ -51,18 +51,27 @@ def _state_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return out
 
 
+def _opening(action_text: str, before: dict[str, Any]) -> tuple[str, Any]:
+    """The rationale's first sentence, from the action and the page before it alone, and the
+    parsed action (``None`` when malformed: the sentence is then the whole rationale)."""
+    try:
+        action = parse(action_text)
+    except ActionError as error:
+        return (f"The action is malformed ({error}), so the browser does nothing: the same page "
+                f"{before.get('url', '')} is shown again with the error."), None
+    return (f"The action {action.text()} acts{_target(action, before)}." if "bid" in action.arguments
+            else f"The action is {action.text()}."), action
+
+
 def explain(step: Step, previous_state: dict[str, Any] | None) -> str:
     """A few sentences on what the action did and what the next page shows."""
     before = previous_state or {}
     after = step.observation.state or {}
     fields, tree = parse_observation(step.observation.text)
-    try:
-        action = parse(step.action.text)
-    except ActionError as error:
-        return (f"The action is malformed ({error}), so the browser does nothing: the same page "
-                f"{before.get('url', '')} is shown again with the error.")
-    out = [f"The action {action.text()} acts{_target(action, before)}." if "bid" in action.arguments
-           else f"The action is {action.text()}."]
+    opening, action = _opening(step.action.text, before)
+    if action is None:
+        return opening
+    out = [opening]
     if fields.get("Error"):
         out.append(f"It fails: {fields['Error']}")
     old_url, new_url = before.get("url", ""), fields.get("URL", "")
@@ -78,6 +87,15 @@ def explain(step: Step, previous_state: dict[str, Any] | None) -> str:
                f"{sum(n.bid is not None for n in nodes)} with a bid; focus: "
                f"{fields.get('Focused element', 'none')}.")
     return " ".join(out)
+
+
+def explain_text(action: str, observation: str) -> str:
+    """What a simulator can write of :func:`explain` from the previous observation's text: the
+    first sentence (the action and its target, read from the page's tree), which is all of it
+    for a malformed action. The rest of :func:`explain` reads the page that follows, which a
+    simulator has yet to predict."""
+    fields, tree = parse_observation(observation)
+    return _opening(action, {"url": fields.get("URL", ""), "targets": targets(tree)})[0]
 
 
 INTERACTIVE = frozenset({"link", "button", "textbox", "combobox", "option", "checkbox", "radio"})

@@ -1,0 +1,91 @@
+"""What the contract check asks of a domain beyond its members: the types of its attributes
+(from :class:`~agentworld.core.domain_base.DomainBase`'s annotations), its hooks all
+implemented, and the objects it returns (its policies and its task sampler; a hook that
+raises here is left to raise where it is used).
+
+Called by :func:`agentworld.core.plugins.check_contract` when a domain is first built.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from agentworld.core.contracts import MISSING, matches, member, missing_members, signature_mismatch
+from agentworld.core.domain_base import DomainBase, domain_hooks
+from agentworld.core.protocols import Policy, TaskSampler
+
+
+@functools.cache
+def attribute_types() -> dict[str, Any]:
+    """``{attribute: type}`` a domain's attributes must have (DomainBase's annotations)."""
+    return typing.get_type_hints(DomainBase)
+
+
+def problem(domain: Any) -> str | None:
+    """Why ``domain`` breaks the contract (one clause saying what to change), or ``None``."""
+    if isinstance(domain, DomainBase) and type(domain).__abstractmethods__:
+        return f"does not implement {', '.join(sorted(type(domain).__abstractmethods__))}"
+    for name, hint in attribute_types().items():
+        value = member(domain, name)
+        if value is not MISSING and not matches(value, hint):
+            return f"has {name} = {value!r}, which is not {_shown(hint)}"
+    if not domain.name:
+        return "has an empty name"
+    window = member(domain, "history_window")
+    if isinstance(window, int) and window < 1:
+        return f"has history_window = {window}; it must be >= 1 (or None: the whole history)"
+    hooks = domain_hooks(domain)
+    flags = {"has_verifier": hooks.has_verifier, "has_rationales": hooks.has_rationales,
+             "has_text_rationales": hooks.has_text_rationales}
+    for flag, value in flags.items():
+        if not isinstance(value, bool):
+            return f"has {flag} = {value!r}, which is not bool"
+    return _returned(domain.policies, _policies_problem) or _returned(domain.tasks, _sampler_problem)
+
+
+def _returned(hook: Any, check: Any) -> str | None:
+    """``check`` of what ``hook()`` returns; a hook that raises (a sampler that needs data
+    not here) is left to raise where it is used, with its own message."""
+    try:
+        made = hook()
+    except Exception:  # noqa: BLE001 -- the plugin's own error, raised again at use
+        return None
+    return check(made)
+
+
+def _policies_problem(policies: Any) -> str | None:
+    if not isinstance(policies, Mapping):
+        return f"policies() returned {type(policies).__name__}, not a dict of name -> policy"
+    for key, policy in policies.items():
+        if not isinstance(key, str) or not key:
+            return f"policies() has key {key!r}; policy names are non-empty strings"
+        lacks = missing_members(policy, Policy)
+        if lacks:
+            return (f"policies()[{key!r}] is a {type(policy).__name__} lacking "
+                    f"{', '.join(lacks)} of the Policy protocol (subclass "
+                    "agentworld.core.domain_base.PolicyBase)")
+        why = signature_mismatch(policy, Policy)
+        if why is not None:
+            return f"policies()[{key!r}]: {why}"
+    return None
+
+
+def _sampler_problem(sampler: Any) -> str | None:
+    lacks = missing_members(sampler, TaskSampler)
+    if lacks:
+        return (f"tasks() returned a {type(sampler).__name__} lacking sample(n, *, seed) "
+                "of the TaskSampler protocol")
+    why = signature_mismatch(sampler, TaskSampler)
+    return None if why is None else f"tasks(): {why}"
+
+
+def _shown(hint: Any) -> str:
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return " | ".join(_shown(a) for a in typing.get_args(hint))
+    if hint is type(None):
+        return "None"
+    return hint.__name__ if isinstance(hint, type) and not typing.get_args(hint) else str(hint)
