@@ -66,10 +66,9 @@ CHAT = [
 ]
 # Per family: (strategy chosen automatically, masked runs of the one whole-chat window).
 AUTO = {
-    "qwen3": (
-        "markers",  # TRL's training variant: every turn keeps its <think> block
-        ["<think>\nlook\n</think>\n\na b<|im_end|>\n", "<think>\n\n</think>\n\n/h<|im_end|>\n"],
-    ),
+    # TRL's training variant keeps every turn's <think> block, the served prompt (the stock
+    # template) drops earlier ones: turn by turn, each answer after its served prompt
+    "qwen3": ("turns", ["<think>look</think>\na b<|im_end|>", "<think>\n\n</think>\n\n/h<|im_end|>"]),
     "qwen2_5": ("prefix", ["<think>look</think>\na b<|im_end|>", "/h<|im_end|>"]),
     "llama3": ("prefix", ["<think>look</think>\na b<|eot_id|>", "/h<|eot_id|>"]),
     "gemma3": ("prefix", ["<think>look</think>\na b<end_of_turn>", "/h<end_of_turn>"]),
@@ -83,14 +82,14 @@ AUTO = {
     ),
     # the system message only in the last user turn: not prefix-stable, so turn by turn
     "mistral_v0_3": ("turns", [" <think>look</think>\na b</s>", " /h</s>"]),
-    # the rationale is dropped by the template; the answer starts inside the generation
-    # prompt (``<｜Assistant｜><think>\n``), so the prompt's length must not be skipped
-    "deepseek_r1_distill": ("prefix", ["\na b<｜end▁of▁sentence｜>", "/h<｜end▁of▁sentence｜>"]),
+    # the served prompt ends ``<｜Assistant｜><think>\n`` and a rendered answer loses its
+    # rationale: turn by turn, the rationale trained after the prompt's own <think>
+    "deepseek_r1_distill": ("turns", ["look</think>\na b<｜end▁of▁sentence｜>", "/h<｜end▁of▁sentence｜>"]),
 }
 # Turn by turn: one sequence per assistant turn, its target what the template appends after
 # the generation prompt when that turn is the last.
 TURNS = {
-    "qwen3": ["<think>\nlook\n</think>\n\na b<|im_end|>", "<think>\n\n</think>\n\n/h<|im_end|>"],
+    "qwen3": ["<think>look</think>\na b<|im_end|>", "<think>\n\n</think>\n\n/h<|im_end|>"],
     "qwen2_5": ["<think>look</think>\na b<|im_end|>", "/h<|im_end|>"],
     "llama3": ["<think>look</think>\na b<|eot_id|>", "/h<|eot_id|>"],
     "gemma3": ["<think>look</think>\na b<end_of_turn>", "/h<end_of_turn>"],
@@ -100,7 +99,7 @@ TURNS = {
         "<|channel|>final<|message|>/h<|return|>",
     ],
     "mistral_v0_3": [" <think>look</think>\na b</s>", " /h</s>"],
-    "deepseek_r1_distill": ["\na b<｜end▁of▁sentence｜>", "/h<｜end▁of▁sentence｜>"],
+    "deepseek_r1_distill": ["look</think>\na b<｜end▁of▁sentence｜>", "/h<｜end▁of▁sentence｜>"],
 }
 
 
@@ -186,7 +185,8 @@ def test_qwen3_stock_template_is_not_prefix_stable_and_still_trains() -> None:
     tok = family_tokenizer("qwen3")
     with pytest.raises(ValueError, match="not prefix-stable"):
         ChatMasker(tok, strategy="prefix")
-    assert ChatMasker(tok).strategy == "markers"
+    assert ChatMasker(tok, strategy="markers").strategy == "markers"
+    assert ChatMasker(tok).strategy == "turns"  # the variant does not serve as it trains
 
 
 def test_without_trl_variant_falls_back_to_turns(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -250,3 +250,8 @@ def test_train_shows_progress_on_a_terminal(corpus, tokenizer_dir, tmp_path):
             "--set", "batch_size=4", "--set", "max_seq_len=128"]
     shown = _train_on_a_terminal([*args, "--output-dir", str(tmp_path / "a")], tmp_path)
     assert "step 2/2" in shown and "sft output ->" in shown
+    # the masking method and the trained tokens per episode, before training (issue 46)
+    line = next(x for x in shown.splitlines() if x.startswith("sft data:"))
+    assert "chat masking 'markers'" in line and "from 8 episodes" in line, line
+    median = int(line.split("median ")[1].split(",")[0])
+    assert median > 0, line

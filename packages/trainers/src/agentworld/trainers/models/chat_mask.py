@@ -103,6 +103,26 @@ def _training_template(tokenizer: PreTrainedTokenizerBase) -> str | None:
     return None
 
 
+def _check_renders(tokenizer: PreTrainedTokenizerBase) -> None:
+    """Render :data:`_PROBE` once, so a template that refuses the chats SFT trains on fails
+    here with one line (Gemma 2's ``System role not supported``), not as a Jinja traceback.
+
+    Raises:
+        ValueError: the template raises on ``[system, (user, assistant) * T]``.
+    """
+    from jinja2.exceptions import TemplateError
+
+    try:
+        tokenizer.apply_chat_template(_PROBE, tokenize=False)
+    except TemplateError as error:
+        name = tokenizer.name_or_path or type(tokenizer).__name__
+        raise ValueError(
+            f"the chat template of {name} refuses the chats SFT trains on "
+            f"([system, (user, assistant) * T]): {error}. Use a checkpoint whose template "
+            "takes a system message, or set tokenizer.chat_template (e.g. ChatML)"
+        ) from None
+
+
 class ChatMasker:
     """Tokenise ``[system, (user, assistant) * T]`` chats with a loss mask on the assistant tokens.
 
@@ -124,15 +144,18 @@ class ChatMasker:
         if strategy is not None and strategy not in STRATEGIES:
             raise ValueError(f"unknown masking strategy {strategy!r}; valid: {STRATEGIES}")
         self._header = ""  # generation prompt a marked span may start with (gpt-oss's)
+        _check_renders(tokenizer)
         if has_generation_markers(own) and strategy in (None, "markers"):
             self.strategy: Strategy = "markers"
             self._header = self._generation_prompt()
-            return
+            if strategy or self._serves_as_trained():
+                return
         if strategy in (None, "prefix"):
             try:
                 render_with_spans(tokenizer, _PROBE)
-                self.strategy = "prefix"
-                return
+                self.strategy, self.template, self._header = "prefix", None, ""
+                if strategy or self._serves_as_trained():
+                    return
             except ValueError:
                 if strategy == "prefix":
                     raise
@@ -141,13 +164,35 @@ class ChatMasker:
             if self.template is not None:
                 self.strategy = "markers"
                 self._header = self._generation_prompt()
-                return
+                if strategy or self._serves_as_trained():
+                    return
+            self.template, self._header = None, ""
             if strategy == "markers":
                 raise ValueError(
                     "the chat template has no {% generation %} markers and TRL has no training "
                     "variant of it; use strategy 'turns' (or None to choose automatically)"
                 )
         self.strategy = "turns"
+
+    def _serves_as_trained(self) -> bool:
+        """Whether a whole-chat window trains each answer after exactly the prompt the
+        simulator serves for it: on :data:`_PROBE`, every answer's span starts right after
+        its history rendered with the tokenizer's own template and generation prompt, and the
+        answer's content is written in it as given. Not so for Qwen3 under TRL's training variant
+        (earlier rationales kept, the served prompt drops them) and DeepSeek-R1-distill (the
+        served prompt ends ``<think>\\n``, a rendered answer deletes its rationale): those
+        train turn by turn (:func:`~agentworld.trainers.models.chat_render.turn_sequence`)."""
+        if self.strategy == "markers":
+            text, _, _, spans = self._marked(_PROBE)
+        else:
+            text, _, spans = render_with_spans(self.tokenizer, _PROBE)
+        turns = [k for k, m in enumerate(_PROBE) if m["role"] == "assistant"]
+        for k, (start, end) in zip(turns, spans, strict=True):
+            served = self.tokenizer.apply_chat_template(
+                _PROBE[:k], tokenize=False, add_generation_prompt=True)
+            if text[:start] != served or _PROBE[k]["content"] not in text[start:end]:
+                return False
+        return True
 
     # -- rendering helpers -------------------------------------------------------------------
     def _generation_prompt(self) -> str:
@@ -289,9 +334,12 @@ class ChatMasker:
                 text, _, spans = render_with_spans(self.tokenizer, msgs)
                 ids, offsets = self._encode(text)
                 span = spans[-1]
-            else:
-                text, span = turn_sequence(self.tokenizer, msgs, self.template)
-                ids, offsets = self._encode(text)
+            else:  # the served prompt's own tokens, then the target's
+                prompt, target = turn_sequence(self.tokenizer, msgs, self.template)
+                head, head_offsets = self._encode(prompt)
+                tail, tail_offsets = self._encode(target)
+                text, ids, span = prompt + target, head + tail, (len(prompt), len(prompt + target))
+                offsets = head_offsets + [(a + len(prompt), b + len(prompt)) for a, b in tail_offsets]
             if not keep_history or len(ids) <= max_seq_len or len(msgs) <= 3:
                 break
             first += 2

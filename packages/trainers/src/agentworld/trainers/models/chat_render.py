@@ -22,24 +22,8 @@ from os.path import commonprefix
 
 from transformers import PreTrainedTokenizerBase
 
+from agentworld.core.chat_answers import SENTINEL, answer_frame, render, served_answer
 from agentworld.core.formats import Message
-
-# Plain text no template rewrites (no whitespace to trim, no tag to split on).
-SENTINEL = "AGENTWORLD-ANSWER-7f3a"
-
-
-def render(
-    tokenizer: PreTrainedTokenizerBase,
-    messages: list[Message],
-    gen: bool = False,
-    template: str | None = None,
-) -> str:
-    """``apply_chat_template(messages)`` as text (``gen``: with the generation prompt)."""
-    if not messages:
-        return ""
-    return tokenizer.apply_chat_template(
-        messages, tokenize=False, add_generation_prompt=gen, chat_template=template
-    )
 
 
 def content_start(
@@ -98,34 +82,19 @@ def render_with_spans(
 
 def turn_sequence(
     tokenizer: PreTrainedTokenizerBase, messages: list[Message], template: str | None = None
-) -> tuple[str, tuple[int, int]]:
-    """The text of one training sequence whose target is the final assistant message, and
-    the target's ``[start, end)`` character span in it.
-
-    The sequence is what the model sees at inference, the history rendered with the
-    generation prompt, followed by the answer as the template renders it after that history.
-    When the template renders the whole chat with that prompt as a prefix, the sequence is
-    the whole chat. Otherwise (Mistral v0.3: the system message moves into the last user
-    turn only when that turn is last) the answer is cut out of the whole chat at its
-    content (found with :data:`SENTINEL`), together with what the template writes between
-    the user turn and the content (Mistral's ``" "``).
+) -> tuple[str, str]:
+    """``(prompt, target)`` of one training sequence whose target is the final assistant
+    message: the prompt is the history rendered with the generation prompt, exactly as the
+    simulator renders it when it asks for that answer; the target is what the model must write
+    after it (:func:`agentworld.core.chat_answers.served_answer`, the answer's own content in
+    the template's frame, through the end-of-turn marker). The simulator writes an answer's
+    start through the same function, so training and serving cannot differ.
 
     Args:
         messages: ``[system, ..., user, assistant]``.
+
+    Raises:
+        ValueError: the template does not write an assistant answer's content.
     """
-    prompt = render(tokenizer, messages[:-1], gen=True, template=template)
-    text = render(tokenizer, messages, template=template)
-    at = content_start(tokenizer, messages, template)
-    if text.startswith(prompt) or at is None:
-        start = len(commonprefix([prompt, text]))
-        return text, (start, len(text.rstrip()))
-    before, body = text[:at], text[at:]
-    user = messages[-2]["content"]
-    header = ""
-    if user and prompt.rfind(user) >= 0:
-        tail = prompt[prompt.rfind(user) :]  # the last user turn's end, as the prompt writes it
-        found = before.rfind(tail)
-        if found >= 0:
-            header = before[found + len(tail) :]
-    sequence = prompt + header + body
-    return sequence, (len(prompt), len(sequence.rstrip()))
+    prompt, header, end = answer_frame(tokenizer, messages[:-1], template)
+    return prompt, served_answer(messages[-1]["content"], prompt, header) + end

@@ -159,6 +159,9 @@ class BaseTrainer:
 
     name: ClassVar[str] = "base"
     config_cls: ClassVar[type[TrainConfig]] = TrainConfig
+    #: One line about the training data :meth:`samples` built, printed before training
+    #: (SFT: the chat masking strategy and the trained tokens per episode); ``None``: nothing.
+    data_summary: str | None = None
 
     def samples(
         self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
@@ -260,6 +263,8 @@ class BaseTrainer:
                       f"{cfg.max_seq_len} (max_seq_len)")
             text_config.max_position_embeddings = cfg.max_seq_len
         data = self.samples(episodes, tokenizer, cfg)
+        if self.data_summary:
+            acc.print(self.data_summary)
         if cfg.packing:
             data = speed.pack(data, cfg.max_seq_len)
         if acc.state.deepspeed_plugin is not None:

@@ -142,12 +142,15 @@ def sft_samples(
     max_seq_len: int,
     reasoning: Sequence[Sequence[str]] | None = None,
     train_rationale: bool = True,
+    summary: list[str] | None = None,
 ) -> list[Sample]:
     """All SFT windows of ``episodes`` (see :func:`episode_sample`); windows with no target are dropped.
 
     Args:
         reasoning: Optional rationales, ``reasoning[i][t]`` for ``episodes[i].steps[t]``.
         train_rationale: Whether the rationales are in the loss (see :func:`episode_sample`).
+        summary: When given, one line is appended to it: the masking strategy and the trained
+            (loss) tokens per episode, for the training log.
 
     Raises:
         ValueError: no episode has a step to predict, or ``reasoning`` does not match the episodes.
@@ -155,20 +158,14 @@ def sft_samples(
     if reasoning is not None and len(reasoning) != len(episodes):
         raise ValueError(f"{len(reasoning)} rationale lists for {len(episodes)} episodes")
     masker = ChatMasker(tokenizer)
-    out = [
-        s
+    per_episode = [
+        [s for s in episode_sample(tokenizer, e, max_seq_len,
+                                   reasoning[i] if reasoning is not None else None,
+                                   train_rationale, masker) if any(s.loss_mask)]
         for i, e in enumerate(episodes)
         if e.steps
-        for s in episode_sample(
-            tokenizer,
-            e,
-            max_seq_len,
-            reasoning[i] if reasoning is not None else None,
-            train_rationale,
-            masker,
-        )
-        if any(s.loss_mask)
     ]
+    out = [s for samples in per_episode for s in samples]
     if not out and not any(e.steps for e in episodes):
         raise ValueError(
             "sft needs episodes with at least one step; none of the given episodes has one"
@@ -177,6 +174,15 @@ def sft_samples(
         raise ValueError(
             f"no SFT target fits in max_seq_len={max_seq_len} tokens: every window is filled by "
             "the system message and the action before any observation; raise max_seq_len"
+        )
+    if summary is not None:
+        trained = sorted(sum(sum(s.loss_mask) for s in samples) for samples in per_episode)
+        summary.append(
+            f"sft data: chat masking {masker.strategy!r}, {len(out)} sequences from "
+            f"{len(per_episode)} episodes; trained tokens per episode: median "
+            f"{trained[len(trained) // 2]}, min {trained[0]}, max {trained[-1]}"
+            + ("" if reasoning is None else
+               f"; rationales {'in' if train_rationale else 'out of'} the loss")
         )
     return out
 

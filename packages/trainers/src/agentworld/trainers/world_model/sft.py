@@ -70,4 +70,7 @@ class SftTrainer(BaseTrainer):
                 "sft needs a tokenizer with a chat template; use tokenizer='train' or a chat tokenizer"
             )
         why = reasoning.rationales(episodes, cfg, cfg.output_dir)
-        return sft_samples(episodes, tokenizer, cfg.max_seq_len, why)
+        summary: list[str] = []
+        samples = sft_samples(episodes, tokenizer, cfg.max_seq_len, why, summary=summary)
+        self.data_summary = summary[0]
+        return samples
