@@ -35,6 +35,8 @@ for byte in b"echo INJ$((6*7))\\n":
     ctypes.memmove(page + 512, bytes([byte]), 1)
     answers.add(int80(54, tty, 0x5412, page + 512))
 print("ioctl", sorted(answers), "getpid", int80(20, 0, 0, 0))
+x32 = ctypes.CDLL(None, use_errno=True)
+print("x32 getpid", x32.syscall(0x40000000 | 39), ctypes.get_errno())
 '''
 
 
@@ -45,9 +47,9 @@ def run(env: TerminalEnv, text: str):
 
 def test_tiocsti_through_the_32_bit_entry_is_refused(env):
     """``int $0x80`` with eax=54 (ioctl on i386) is refused like the 64-bit ioctl: nothing is
-    typed into the terminal, and the whole 32-bit entry answers ``EPERM``."""
+    typed into the terminal, and the whole 32-bit entry answers ``EPERM``, as do x32 calls."""
     text, _ = run(env, f"python3 - <<'EOF'\n{INT80}\nEOF")
-    assert text.startswith("ioctl [-1] getpid -1\n"), text  # -EPERM for every call
+    assert text.startswith("ioctl [-1] getpid -1\nx32 getpid -1 1\n"), text  # EPERM each
     text, _ = run(env, "echo next")
     assert text == "next\nuser@sandbox:~$ ", text
     assert "INJ42" not in text and env._shell._token.decode() not in text
