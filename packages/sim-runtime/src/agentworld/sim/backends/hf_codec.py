@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentworld.core import plugins
+from agentworld.core.chat_answers import answer_frame, served_answer
 from agentworld.core.formats import (
     ACTION_PREFIX,
     answer_prefix,
@@ -151,7 +152,10 @@ class ChatCodec:
         rationale = self.explain_text(  # with the episode's earlier steps, as in training
             action, previous_observation(list(messages)), history=message_history(messages)
         )
-        text = answer_prefix(rationale)
+        # in the template's frame, as SFT trained it (chat_render.turn_sequence); the frame is
+        # found on the last message alone, where every template of the test set frames alike
+        prompt, header, _ = answer_frame(self.tokenizer, [dict(messages[-1])])
+        text = served_answer(answer_prefix(rationale or ""), prompt, header)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def request_params(self, params: SamplingParams) -> SamplingParams:
