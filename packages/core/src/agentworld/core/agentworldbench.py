@@ -21,6 +21,7 @@ the field. The function API (:func:`iter_records`, :func:`reconstruct`, :func:`r
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -51,6 +52,10 @@ __all__ = ["DOMAINS", "GUI_DOMAINS", "BenchRecord", "Trajectory", "ReconstructRe
            "to_episode", "from_episode", "read_episodes", "export_jsonl", "sniff"]
 
 
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 class BenchRecord(BaseModel):
     """One evaluated turn. Fields beyond the card's (a predictions file's ``gen``...) are
     ignored."""
@@ -77,6 +82,11 @@ class BenchRecord(BaseModel):
                 raise ValueError(f"turn_idx {self.turn_idx} (1-based) exceeds len({name}) = {n}")
         if self.turn_idx > self.total_turns:
             raise ValueError(f"turn_idx {self.turn_idx} exceeds total_turns {self.total_turns}")
+        rewards = (self.agentworld or {}).get("rewards") or []
+        bad = next((r for r in rewards if not _finite_number(r)), None) if isinstance(
+            rewards, list) else rewards
+        if bad is not None:
+            raise ValueError(f"agentworld.rewards holds {bad!r:.40}; rewards are finite numbers")
         return self
 
     @property

@@ -3,8 +3,9 @@
 
 Root: ``$AGENTWORLD_CACHE``, else ``$XDG_CACHE_HOME/agentworld``, else ``~/.cache/agentworld``
 (the XDG Base Directory Specification's cache home). Directories made here are private
-(mode ``0o700``) and a symbolic link in their place is refused, so another user cannot plant
-or read what a run caches. Entries are written whole or not at all: a file through
+(mode ``0o700``); a symbolic link in their place, a directory owned by another user, and one
+that group or others may write are refused, so another user cannot plant or read what a run
+caches. Entries are written whole or not at all: a file through
 :func:`agentworld.core.io.atomic_write`, a directory through :func:`atomic_directory`, so a run
 killed midway leaves no half-written entry for the next one to read.
 """
@@ -34,8 +35,8 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
     """``path`` as an existing directory, made with mode ``0o700`` (parents too) when missing.
 
     Raises:
-        OSError: ``path`` (or a parent it makes) is a symbolic link or not a directory, or it
-            cannot be made.
+        OSError: ``path`` (or a parent it makes) is a symbolic link or not a directory, is
+            owned by another user, is writable by group or others, or cannot be made.
     """
     path = Path(path)
     missing = []
@@ -50,17 +51,29 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         raise OSError(f"cache directory {path} is a symbolic link or not a directory; remove it "
                       "or set AGENTWORLD_CACHE to another directory")
+    if info.st_uid != os.geteuid():
+        raise OSError(f"cache directory {path} belongs to uid {info.st_uid}, not to this user "
+                      f"(uid {os.geteuid()}): another user could plant or read its entries; set "
+                      "AGENTWORLD_CACHE to a directory of your own")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise OSError(f"cache directory {path} is writable by other users (mode "
+                      f"{stat.S_IMODE(info.st_mode):04o}); run chmod go-w {path} or set "
+                      "AGENTWORLD_CACHE to another directory")
     return path
 
 
 def cache_dir(*parts: str, root: str | os.PathLike[str] | None = None) -> Path:
     """The private directory ``ROOT/parts...`` (:func:`cache_root`, :func:`private_dir`),
-    made when missing; ``cache_dir("search")`` is the search domain's.
+    made when missing; the root and every directory below it on the way are checked as
+    :func:`private_dir` checks it. ``cache_dir("search")`` is the search domain's.
 
     Raises:
         OSError: see :func:`private_dir`.
     """
-    return private_dir(cache_root(root).joinpath(*parts))
+    path = private_dir(cache_root(root))
+    for part in parts:
+        path = private_dir(path / part)
+    return path
 
 
 @contextlib.contextmanager

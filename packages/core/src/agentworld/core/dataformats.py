@@ -30,6 +30,7 @@ How rows are stored (the *container*), told by the file name, never guessed:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
@@ -265,11 +266,15 @@ def rows_to_episodes(
             if observation is None:
                 raise DatasetError(url, number, "the assistant message has no single observation block")
             call = row.get("call") or {}
+            reward = row.get("reward") or 0.0
+            if isinstance(reward, bool) or not isinstance(reward, int | float) \
+                    or not math.isfinite(reward):
+                raise DatasetError(url, number, f"reward {reward!r:.40} is not a finite number")
             steps.append(Step(
                 action=Action(text=row["messages"][-2]["content"], name=call.get("name"),
                               arguments=call.get("arguments")),
                 observation=Observation(text=observation, state=row.get("state")),
-                reward=float(row.get("reward") or 0.0),
+                reward=float(reward),
                 terminated=bool(row.get("terminated")),
                 truncated=bool(row.get("truncated")),
                 info=dict(row.get("info") or {}),

@@ -99,7 +99,7 @@ class Step(BaseModel):
 
     action: Action
     observation: Observation
-    reward: float = 0.0
+    reward: float = Field(0.0, allow_inf_nan=False)  # NaN or inf: a one-line read error
     terminated: bool = False
     truncated: bool = False
     info: dict[str, Any] = Field(default_factory=dict)

@@ -42,6 +42,7 @@ from transformers import (
 from transformers import __version__ as transformers_version
 from transformers.initialization import no_init_weights
 
+from agentworld.core.cache import cache_dir as private_cache_dir
 from agentworld.trainers.models import pypi
 from agentworld.trainers.models.specs import num_parameters
 
@@ -301,11 +302,10 @@ def ensure_base(
     import fcntl
 
     get_base(name)
-    folder = pypi.cache_dir(cache) / "bases"
+    folder = private_cache_dir("bases", root=cache)  # ours, private: refused otherwise
     target = folder / name
     if (target / PROVENANCE).is_file():
         return target
-    folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f".{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (target / PROVENANCE).is_file():

@@ -27,6 +27,7 @@ import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
+from agentworld.core.cache import cache_dir as private_cache_dir
 from agentworld.core.cache import cache_root
 
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -151,11 +152,10 @@ def fetch_wheel(
         FileNotFoundError: the index does not list ``filename``.
         ChecksumError: the file's sha256 differs from ``sha256``.
     """
-    folder = cache_dir(cache) / "wheels"
+    folder = private_cache_dir("wheels", root=cache)  # ours, private: refused otherwise
     target = folder / filename
     if target.is_file() and sha256_of(target) == sha256:
         return target
-    folder.mkdir(parents=True, exist_ok=True)
     url = wheel_url(project, filename, index=index, timeout_s=timeout_s)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{filename}.", suffix=".part")
     try:
