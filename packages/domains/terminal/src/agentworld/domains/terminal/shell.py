@@ -8,10 +8,13 @@ the shell (not a command) holds the terminal's foreground (``tcgetpgrp``) and th
 blocked in the very ``read`` it waited in at its first prompt (``/proc/PID/syscall``: the same
 buffer and count; the builtin ``read`` uses others): a command that prints the prompt
 (``echo "${PS1@P}"``), then keeps running or reads the next actions itself with ``read``,
-does not end its step. ``PS2`` carries a similar marker so an incomplete line (an unclosed
-quote, a here-document) is noticed at once and cancelled with Ctrl-C, as a person would.
-Terminal echo is off (``bash --noediting`` on a no-echo pty), so the command itself is not
-part of the output. ``PROMPT_COMMAND``, ``PS1`` and ``PS2`` are read-only.
+does not end its step. (Nor does a prompt read through readline: ``set -o emacs`` or ``vi``
+turns line editing on, the shell's prompts then go unrecognised and the step ends by
+restarting the shell.) Native code in the shell process (a loadable builtin, ``ptrace`` of
+the shell) is not defended against. ``PS2`` carries a similar marker so an incomplete line
+(an unclosed quote, a here-document) is noticed at once and cancelled with Ctrl-C, as a person
+would. Terminal echo is off (``bash --noediting`` on a no-echo pty), so the command itself is
+not part of the output. ``PROMPT_COMMAND``, ``PS1`` and ``PS2`` are read-only.
 
 Before each prompt, processes left running in the background by the command are killed
 (``builtin disown -a; builtin kill -9 -1`` inside the pid namespace), and after it the host
