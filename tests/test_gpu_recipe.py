@@ -92,7 +92,7 @@ def test_cpu_dry_run_of_the_device_script(tmp_path: Path) -> None:
     python = subprocess.run([sys.executable, str(GPU / "emulate_device.py"), str(tmp_path / "dev")],
                             check=True, capture_output=True, text=True, env=clean_env())
     python = python.stdout.strip()
-    bare = subprocess.run([python, "-c", "import torch, transformers; import pydantic"],
+    bare = subprocess.run([python, "-c", "import torch, accelerate; import pydantic"],
                           capture_output=True, text=True, env=clean_env())
     assert "No module named 'pydantic'" in bare.stderr  # as on the device image
 
