@@ -23,15 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from agentworld.app.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
-from agentworld.app.progress_lines import ProgressLines
+from agentworld.app.progress_lines import ProgressLines, collect_with_progress, progress_bar
 from agentworld.app.tables import print_fidelity
 from agentworld.core import plugins
-from agentworld.core.collect import collect, split
+from agentworld.core.collect import split
 from agentworld.core.dataformats import read_any_episodes
 from agentworld.core.io import atomic_write, write_episodes
 from agentworld.core.protocols import ConfigurableTrainer
@@ -79,20 +78,6 @@ class RunState:
 def _episodes(url: str) -> list:
     """Episodes of ``url`` in any dataset format (:func:`agentworld.core.dataformats.read_any_episodes`)."""
     return read_any_episodes(url)[0]
-
-def progress_bar(console: Console) -> Progress:
-    """A rich progress bar with count and elapsed time."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console)
-
-
-def collect_with_progress(domain_name: str, n: int, console: Console, **options: Any) -> list[Any]:
-    """:func:`~agentworld.core.collect.collect` ``n`` episodes of a domain (by plugin name) under a progress bar."""
-    domain = plugins.get_domain(domain_name)
-    with progress_bar(console) as bar:
-        task = bar.add_task(f"collect {domain_name}", total=n)
-        return collect(domain, n, progress=lambda k: bar.advance(task, k), **options)
-
 
 def part_path(url: str) -> str | None:
     """Where a collection writing ``url`` keeps its finished episodes as it goes

@@ -63,6 +63,8 @@ def collect_cmd(
         "Environment option KEY=VALUE for the domain's make_env, typed by the domain (a bad "
         "key or value is an error listing the accepted ones); repeatable (mcp: "
         "server='CMD ARGS' collects from any stdio MCP server)."))] = None,
+    progress_every: Annotated[float, typer.Option(
+        min=0, help="Seconds between progress lines when output is not a terminal.")] = 30.0,
 ) -> None:
     """Collect real episodes from a domain's real environment into JSONL.
 
@@ -84,7 +86,8 @@ def collect_cmd(
     if resumed:
         console.print(f"resuming: {part} holds finished episodes of an interrupted run")
     try:
-        result = collect_with_progress(domain, episodes, console, policies=mix, seed=seed,
+        result = collect_with_progress(domain, episodes, console, every_s=progress_every,
+                                       policies=mix, seed=seed,
                                        max_steps=max_steps, workers=workers, part=part,
                                        env_options=env_options, executor=executor,
                                        address=ray_address)

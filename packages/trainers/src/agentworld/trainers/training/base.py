@@ -136,7 +136,7 @@ class SupervisedLoop(TrainLoop):
         c["window_steps"] += 1
         c["tokens"] += step_tokens
         self.window_tokens += step_tokens
-        return {}
+        return {"loss": step_loss}  # per-step progress; the log record averages its window
 
     def log_metrics(self, metrics: dict[str, Any], now: float) -> dict[str, Any]:
         c = self.c

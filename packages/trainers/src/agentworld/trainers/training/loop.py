@@ -172,7 +172,7 @@ class TrainLoop:
             done = self.finished()
             if c["step"] % cfg.log_every == 0 or done:
                 self.log(metrics)
-            self.reporter.advance(c["step"])
+            self.reporter.advance(c["step"], metrics, self.elapsed())
             if cfg.save_every and c["step"] % cfg.save_every == 0 and not done:
                 self.save()
         self.reporter.close()

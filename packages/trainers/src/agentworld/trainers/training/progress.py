@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from agentworld.trainers.training.config import TrainConfig
+
+
+@runtime_checkable
+class StepProgress(Protocol):
+    """A ``cfg.callback`` that also takes a record after every optimizer step, so that it can
+    report on a time cadence whatever ``log_every`` is (the CLI's progress lines off a
+    terminal): ``on_step({"step", "loss"?, "tokens_per_s"?, "elapsed_s"})``, with the step's own
+    loss and the tokens per second of the last log record. Log records still go to
+    ``__call__``."""
+
+    def __call__(self, record: dict[str, Any]) -> None: ...
+
+    def on_step(self, record: dict[str, Any]) -> None: ...
 
 
 class Reporter:
@@ -28,6 +41,7 @@ class Reporter:
         self, cfg: TrainConfig, total: int | None, *, start: int = 0, enabled: bool = True
     ):
         self.callback = cfg.callback if enabled else None
+        self.last_rate: float | None = None  # tokens_per_s of the last log record
         self.bar: Any = None
         self.task: Any = None
         self.by_time = total is None and cfg.time_budget_s is not None
@@ -64,11 +78,26 @@ class Reporter:
         if self.bar is not None:
             info = f"loss {record['loss']:.3f}  {record['tokens_per_s']:.0f} tok/s"
             self.bar.update(self.task, info=info)
+        rate = record.get("tokens_per_s")
+        self.last_rate = float(rate) if isinstance(rate, int | float) else self.last_rate
         if self.callback is not None:
             self.callback(record)
 
-    def advance(self, step: int) -> None:
-        """Move the bar to optimizer ``step`` (or to the seconds elapsed, when time-bounded)."""
+    def advance(
+        self, step: int, metrics: dict[str, Any] | None = None, elapsed_s: float | None = None
+    ) -> None:
+        """Move the bar to optimizer ``step`` (or to the seconds elapsed, when time-bounded);
+        a :class:`StepProgress` callback gets the step's record (``metrics``' numbers, e.g.
+        its ``loss``; ``elapsed_s``: seconds of training so far)."""
+        if isinstance(self.callback, StepProgress):
+            numbers = {k: v for k, v in (metrics or {}).items()
+                       if isinstance(v, int | float) and not isinstance(v, bool)}
+            record: dict[str, Any] = {"step": step, **numbers}
+            if self.last_rate is not None:
+                record.setdefault("tokens_per_s", self.last_rate)
+            if elapsed_s is not None:
+                record["elapsed_s"] = elapsed_s
+            self.callback.on_step(record)
         if self.bar is not None:
             total = None if self.by_time else self.bar.tasks[0].total
             completed = time.monotonic() - self.started if self.by_time else step
