@@ -83,7 +83,8 @@ class PromptBound:
                 raise ValueError(f"the fallback bound must be >= 1, got {fallback_bytes}")
             return cls(fallback_bytes, "the request body limit (the model's context is unknown)")
         bound = max(1, math.ceil(max_context * bytes_per_token))
-        return cls(bound, f"its context of {max_context} tokens at {bytes_per_token:g} bytes per token")
+        reason = f"its context of {max_context} tokens at {bytes_per_token:g} bytes per token"
+        return cls(bound, reason)
 
     def check(self, messages: Sequence[dict[str, str]]) -> int:
         """The bytes of ``messages`` (see :func:`message_bytes`).
