@@ -117,3 +117,12 @@ def test_cpu_dry_run_of_the_device_script(tmp_path: Path) -> None:
     assert row["sim_steps_per_s"] > 0 and row["real_steps_per_s"] > 0 and row["batch"] == 2
     summary = (out / "summary.md").read_text()
     assert "| 2 |" in summary and "| terminal |" in summary and "FAILED" not in summary
+
+
+def test_a_part_past_the_time_budget_is_skipped_and_reported(tmp_path: Path) -> None:
+    status = device_run.main(["--tiny", "--out", str(tmp_path), "--carry", str(tmp_path),
+                              "--parts", "domains", "--budget-s", "0"])
+    assert status == 1
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## domains: FAILED" in summary and "over --budget-s 0" in summary
+    assert json.loads((tmp_path / "results.json").read_text())["results"] == {}

@@ -18,7 +18,10 @@ Parts (``--parts``, each timed; one that fails is reported in ``summary.md`` and
 
 ``--tiny`` is the CPU dry run of all of it (tests/examples/test_gpu_device_script.py): tiny model,
 a few steps, a few transitions, CPU, tiny benchmark workloads. OUT then holds the same files.
-Exit status 1 when a part failed, 2 on bad arguments.
+A part that would start after ``--budget-s`` seconds (420 by default) is skipped and reported, so
+that a slower machine still returns the earlier parts' tables within one 10-minute call.
+Exit status 1 when a part failed or was skipped, 2 on bad arguments or (without ``--tiny``) no
+CUDA device.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tiny", action="store_true", help="CPU dry run: tiny sizes, a few steps")
     p.add_argument("--batches", default=None, help="engine batches (default 64,256,512)")
     p.add_argument("--domain-batch", type=int, default=None, help="default 512")
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="start no part after this many seconds (default 420; none with --tiny)")
     args = p.parse_args(argv)
     args.parts = [x.strip() for x in args.parts.split(",") if x.strip()]
     if unknown := sorted(set(args.parts) - set(PARTS)):
@@ -69,6 +74,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     default_batches = "2" if args.tiny else "64,256,512"
     args.batches = [int(b) for b in (args.batches or default_batches).split(",")]
     args.domain_batch = args.domain_batch or (2 if args.tiny else 512)
+    if args.budget_s is None and not args.tiny:
+        args.budget_s = 420.0  # the parts after training take ~2-3 min; a call ends at 600 s
     return args
 
 
@@ -244,10 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     errors: dict[str, str] = {}
     timings: dict[str, float] = {}
+    start = time.perf_counter()
     for name in args.parts:
         t0 = time.perf_counter()
         print(f"== {name}", flush=True)
         try:
+            if args.budget_s is not None and t0 - start > args.budget_s:
+                raise TimeoutError(f"not started: {t0 - start:.0f} s spent, over --budget-s "
+                                   f"{args.budget_s:.0f}")
             results[name] = parts[name](args)
         except Exception:  # reported in summary.md; the next part still runs
             errors[name] = traceback.format_exc()[-3000:]
