@@ -280,3 +280,23 @@ def test_no_call_site_asks_isinstance_against_a_domain_capability() -> None:
             if names & capabilities:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == [], "ask domain_hooks(domain) instead"
+
+
+def test_an_environment_is_checked_at_its_first_use() -> None:
+    """``make_env`` cannot be called when the domain is built (it may start a sandbox), so what
+    it returns is checked where collection first uses it."""
+    from agentworld.core.collect import collect
+
+    class NoStep:
+        def reset(self, *, seed=None, options=None):
+            return "0", {}
+
+        def close(self) -> None:
+            pass
+
+    broken = _variant(has_environment=True, make_env=lambda self, **kw: NoStep(),
+                      policies=lambda self: {"p": Policy()})  # fmt: skip
+    with pytest.raises(plugins.PluginContractError,
+                       match=r"domain 'counter': make_env\(\) returned a NoStep lacking step of "
+                             r"the Environment protocol"):  # fmt: skip
+        collect(broken(), 1, policies={"p": 1.0}, workers=1)

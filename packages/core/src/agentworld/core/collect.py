@@ -11,6 +11,7 @@ from agentworld.core.escapes import visible, visible_strings
 from agentworld.core.options import parse_env_options
 from agentworld.core.partfile import PartFile
 from agentworld.core.domain_base import domain_hooks
+from agentworld.core.domain_contract import checked_env
 from agentworld.core.protocols import (
     Domain,
     PrivilegedEnvironment,
@@ -252,7 +253,7 @@ def collect(
         def work(indices: list[int]) -> list[tuple[int, Episode]]:
             if not indices:
                 return []
-            env = domain.make_env(**(env_options or {}))
+            env = checked_env(domain, domain.make_env(**(env_options or {})))
             out = []
             try:
                 for i in indices:

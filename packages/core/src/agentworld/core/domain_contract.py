@@ -16,7 +16,7 @@ from typing import Any
 
 from agentworld.core.contracts import MISSING, matches, member, missing_members, signature_mismatch
 from agentworld.core.domain_base import DomainBase, domain_hooks
-from agentworld.core.protocols import Policy, TaskSampler
+from agentworld.core.protocols import Environment, Policy, TaskSampler
 
 
 @functools.cache
@@ -89,3 +89,25 @@ def _shown(hint: Any) -> str:
     if hint is type(None):
         return "None"
     return hint.__name__ if isinstance(hint, type) and not typing.get_args(hint) else str(hint)
+
+
+def checked_env(domain: Any, env: Any) -> Any:
+    """``env``, what ``domain.make_env`` returned, checked at its first use: it must have
+    ``reset``, ``step`` and ``close`` (:class:`~agentworld.core.protocols.Environment`).
+
+    Raises:
+        agentworld.core.plugins.PluginContractError: it lacks one; the message names the
+            domain, the object's type and the members.
+    """
+    lacks = missing_members(env, Environment)
+    if lacks:
+        from agentworld.core.plugins import PluginContractError
+
+        raise PluginContractError(
+            f"domain {domain.name!r}: make_env() returned a {type(env).__name__} lacking "
+            f"{', '.join(lacks)} of the Environment protocol (reset(*, seed, options) -> "
+            "(observation, info), step(action) -> (observation, reward, terminated, truncated, "
+            "info), close()); wrap a Gymnasium Text-action env in "
+            "agentworld.core.textenv.TextActions"
+        )
+    return env

@@ -82,9 +82,10 @@ class EpisodeWorker:
         sampler's (a policy that brings its own tasks plays its own): what a collection thread
         runs (:func:`agentworld.core.collect.collect_episode`)."""
         from agentworld.core.collect import collect_episode
+        from agentworld.core.domain_contract import checked_env
 
         if self.env is None:
-            self.env = self.domain.make_env(**self.env_options)
+            self.env = checked_env(self.domain, self.domain.make_env(**self.env_options))
         return collect_episode(self.domain, self.env, policy, task, seed=seed,
                                max_steps=self.max_steps)
 
