@@ -126,3 +126,25 @@ def test_a_part_past_the_time_budget_is_skipped_and_reported(tmp_path: Path) -> 
     summary = (tmp_path / "summary.md").read_text()
     assert "## domains: FAILED" in summary and "over --budget-s 0" in summary
     assert json.loads((tmp_path / "results.json").read_text())["results"] == {}
+
+
+def test_the_gpu_preset_builds_with_the_copy_prior_and_scratch_toml_validates(tmp_path: Path) -> None:
+    from agentworld.app.config import load_config
+    from agentworld.app.pipeline import RunState, check_stages
+    from conftest import make_episode
+    from preset import SHAPES, build_init
+
+    init = tmp_path / "init"
+    built = build_init([make_episode(6, f"e{i}") for i in range(4)], "gpu", 8192, init)
+    config = json.loads((init / "config.json").read_text())
+    assert config["hidden_size"] == 512 and config["num_hidden_layers"] == 8
+    embedding = built["vocab_size"] * SHAPES["gpu"]["hidden_size"]
+    assert 29e6 < built["parameters"] - embedding < 32e6  # tens of millions without the vocabulary
+    assert (init / "tokenizer.json").is_file()
+    with pytest.raises(ValueError, match="valid shapes: gpu, tiny"):
+        build_init([make_episode()], "huge", 8192, tmp_path / "x")
+
+    pipeline = load_config(GPU / "scratch.toml")
+    pipeline.cpt.model = str(init)
+    check_stages(pipeline, RunState(dir=str(tmp_path), seed=0, domain="terminal"))  # no raise
+    assert pipeline.stages() == ["cpt", "sft", "eval"]
