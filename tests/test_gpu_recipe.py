@@ -148,3 +148,17 @@ def test_the_gpu_preset_builds_with_the_copy_prior_and_scratch_toml_validates(tm
     pipeline.cpt.model = str(init)
     check_stages(pipeline, RunState(dir=str(tmp_path), seed=0, domain="terminal"))  # no raise
     assert pipeline.stages() == ["cpt", "sft", "eval"]
+
+
+def test_the_gpu_benchmark_options_parse() -> None:
+    """The engine and domain parts' sim_throughput options for the device (only the dry run's
+    tiny ones run here): a typo would surface only on the GPU."""
+    import domain_speed  # noqa: F401  (bench/, on the path through device_run)
+    import sim_throughput
+
+    args = sim_throughput.parse_args(["--arms", "B0,B1,B3", "--episodes", "512",
+                                      "--no-single-episode", *device_run.GPU_MODEL])
+    assert (args.device, args.dtype, args.hidden // args.heads) == ("cuda", "bfloat16", 64)
+    assert args.arms == ["B0", "B1", "B3"] and args.max_batched_tokens == 16384
+    full = device_run.parse_args(["--out", "x"])
+    assert full.batches == [64, 256, 512] and full.domain_batch == 512 and full.budget_s == 420
