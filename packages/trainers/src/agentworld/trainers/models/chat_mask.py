@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 from pathlib import Path
@@ -211,7 +212,17 @@ class ChatMasker:
 
     @staticmethod
     def _mask(offsets: list[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> list[int]:
-        return [int(any(a <= s < b for a, b in spans)) for s, _ in offsets]
+        """1 for each token whose first character lies in a span, else 0 (one pass over the
+        tokens and the sorted spans)."""
+        mask, ordered, j, last = [], sorted(spans), 0, 0
+        for s, _ in offsets:
+            if s < last:  # offsets went back (not seen with fast tokenizers): search again
+                j = 0
+            last = s
+            while j < len(ordered) and ordered[j][1] <= s:
+                j += 1
+            mask.append(int(j < len(ordered) and ordered[j][0] <= s))
+        return mask
 
     @staticmethod
     def _skip(text: str, span: tuple[int, int], prefix: str) -> tuple[int, int]:
@@ -353,7 +364,8 @@ class ChatMasker:
         spans = [self._skip_rendered(text, s, k) for s, k in zip(spans, skips)]
         ids, offsets = self._encode(text)
         mask = self._mask(offsets, spans)
-        first = [next((i for i, (s, _) in enumerate(offsets) if s >= c), len(ids)) for c in starts]
+        token_starts = [s for s, _ in offsets]
+        first = [bisect_left(token_starts, c) for c in starts]  # first token at or after each message
         bounds = [*first[1::2], len(ids)]  # token index where each turn (user message) begins
         system = list(range(bounds[0]))
         if len(ids) > max_seq_len and messages[0]["content"] not in text[: starts[1]]:

@@ -59,6 +59,9 @@ def render_with_spans(
         ValueError: the chat template is not prefix-stable (rendering a prefix
             of the conversation must give a prefix of the full text).
     """
+    assembled = _assembled_with_spans(tokenizer, messages, template)
+    if assembled is not None:
+        return assembled
     text = render(tokenizer, messages, template=template)
     starts, spans = [], []
     for k, message in enumerate(messages):
@@ -78,6 +81,43 @@ def render_with_spans(
                 start = content
             spans.append((start, len(upto.rstrip())))
     return text, starts, spans
+
+
+def _assembled_with_spans(
+    tokenizer: PreTrainedTokenizerBase, messages: list[Message], template: str | None
+) -> tuple[str, list[int], list[tuple[int, int]]] | None:
+    """:func:`render_with_spans` in time linear in the chat's length, or ``None``.
+
+    Each message's text is what the template appends for it after a short context (the
+    system message and the two or three messages before it, from a user message), each
+    answer's span starts after that
+    context's generation prompt; the pieces are joined and kept only when they equal the
+    template's rendering of the whole chat, rendered once. Templates whose pieces depend on
+    more than that context, or whose answers do not follow the generation prompt, give
+    ``None`` (the caller renders every prefix instead: quadratic, exact)."""
+    if not messages or messages[0]["role"] != "system":
+        return None
+    pieces, starts, spans, at = [], [], [], 0
+    for k, message in enumerate(messages):
+        first = max(1, k - 2)
+        if first > 1 and messages[first]["role"] != "user":  # templates that check alternation
+            first -= 1
+        context = [] if k == 0 else [messages[0], *messages[first:k]]
+        head = render(tokenizer, context, template=template)
+        upto = render(tokenizer, [*context, message], template=template)
+        if not upto.startswith(head):
+            return None
+        piece = upto[len(head):]
+        if message["role"] == "assistant":
+            prompt = render(tokenizer, context, gen=True, template=template)
+            if not upto.startswith(prompt):
+                return None
+            spans.append((at + len(prompt) - len(head), at + len(piece.rstrip())))
+        starts.append(at)
+        pieces.append(piece)
+        at += len(piece)
+    text = "".join(pieces)
+    return (text, starts, spans) if text == render(tokenizer, messages, template=template) else None
 
 
 def turn_sequence(
