@@ -147,10 +147,13 @@ def test_one_step_at_a_time_for_an_outside_loop() -> None:
         step_episode(env, episode, Action(text="down"))
 
 
-class StringOnly:
+class StringOnly(gymnasium.Env):
     """A Gymnasium ``Text``-space env that takes ``str`` actions only (as third-party ones do)."""
 
+    observation_space = action_space = gymnasium.spaces.Text(16)
+
     def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
         return "start", {}
 
     def step(self, action):
@@ -169,6 +172,7 @@ def test_a_text_space_env_takes_actions_through_the_one_adapter() -> None:
     assert run.outcome is Outcome.TERMINATED and env.privileged_state() is None
     with pytest.raises(TypeError, match="takes an Action"):
         env.step("raw text")
+    assert isinstance(env, gymnasium.ActionWrapper) and env.action_space == env.env.action_space
 
 
 def test_bad_arguments_are_named() -> None:

@@ -10,40 +10,37 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium
+
 from agentworld.core.protocols import PrivilegedEnvironment
 from agentworld.core.types import Action
 
 
-class TextActions:
-    """``env`` (whose ``step`` takes a ``str``) as an environment whose ``step`` takes an
-    :class:`Action`: the action's ``text`` is sent. ``reset``, ``close`` and
-    ``privileged_state`` (``None`` when ``env`` has none) pass through; ``env`` stays
-    reachable as :attr:`env`.
+class TextActions(gymnasium.ActionWrapper):
+    """A Gymnasium env whose ``step`` takes a ``str`` (a ``Text`` action space) as one whose
+    ``step`` takes an :class:`Action`: Gymnasium's ``ActionWrapper`` whose :meth:`action` is
+    the action's ``text``. ``reset`` and ``close`` pass through, ``privileged_state`` too
+    (``None`` when ``env`` has none); the spaces are ``env``'s; ``env`` stays reachable as
+    :attr:`env`.
 
     Raises:
         TypeError: (from ``step``) the action is not an :class:`Action`.
     """
 
-    def __init__(self, env: Any) -> None:
-        self.env = env
+    def __init__(self, env: gymnasium.Env[Any, str]) -> None:
+        super().__init__(env)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        return self.env.reset(seed=seed, options=options)
-
-    def step(self, action: Action) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def action(self, action: Action) -> str:
+        """The text ``env`` is stepped with: ``action.text``."""
         if not isinstance(action, Action):
             raise TypeError(f"step takes an Action, got {type(action).__name__}")
-        return self.env.step(action.text)
+        return action.text
 
     def privileged_state(self) -> dict[str, Any] | None:
+        """``env``'s privileged state (:class:`PrivilegedEnvironment`), else ``None``."""
         if isinstance(self.env, PrivilegedEnvironment):
             return self.env.privileged_state()
         return None
-
-    def close(self) -> None:
-        self.env.close()
 
 
 def action_text(action: Action | str) -> str:
