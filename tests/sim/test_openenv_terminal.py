@@ -90,7 +90,7 @@ def test_concurrent_sessions_are_isolated_and_capacity_is_refused(server: Server
             async with httpx.AsyncClient(base_url=url(server)) as http:
                 counts = (await http.get("/sessions")).json()
                 assert counts == {"active": 2, "max": 2, "websocket": 2, "http": 0, "one-shot": 0}
-                refused = await http.post("/sessions")
+                refused = await http.post("/sessions", json={})
                 assert refused.status_code == 503 and "capacity" in refused.json()["detail"]
             with pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
                 async with GenericEnvClient(base_url=url(server)) as c:
@@ -148,7 +148,7 @@ def test_bad_input_gets_4xx_while_another_session_continues(server: ServerThread
 
 def test_http_sessions_and_stateless_requests(server: ServerThread) -> None:
     with httpx.Client(base_url=url(server)) as http:
-        reset = http.post("/reset").json()
+        reset = http.post("/reset", json={}).json()
         assert (reset["observation"]["text"], reset["reward"], reset["done"]) == (
             PROMPT,
             None,
@@ -159,7 +159,7 @@ def test_http_sessions_and_stateless_requests(server: ServerThread) -> None:
         assert one_shot["observation"]["text"] == f"one\n{PROMPT}" and one_shot["reward"] == 0.0
         assert http.get("/state").json()["step_count"] == 0
 
-        session_id = http.post("/sessions").json()["session_id"]
+        session_id = http.post("/sessions", json={}).json()["session_id"]
         early = http.post("/step", json={"session_id": session_id, "action": {"text": "ls"}})
         assert early.status_code == 409 and "reset" in early.json()["detail"]
         reset = http.post("/reset", json={"session_id": session_id, "episode_id": "ep-1"})

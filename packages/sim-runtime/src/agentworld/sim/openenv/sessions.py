@@ -187,19 +187,8 @@ class SessionManager:
             Exception: Whatever the factory raised (the slot is released).
         """
         identity = client_identity(client)
-        cap = self.max_http_per_client if kind is SessionKind.HTTP else self.max_ws_per_client
-        if kind is not SessionKind.ONE_SHOT and cap is not None:
-            mine = lambda s: s.kind is kind and s.client == identity  # noqa: E731
-            if self._count_where(mine) >= cap:
-                await self._reclaim_idle(mine)
-            if self._count_where(mine) >= cap:
-                flag = "--max-sessions-per-client" if kind is SessionKind.HTTP \
-                    else "--max-ws-per-client"  # fmt: skip
-                raise ClientLimitError(
-                    f"client {identity} already holds {cap} {_NAMES[kind]} sessions ({flag}; "
-                    "every loopback address is one client); close one first"
-                )
         if kind is SessionKind.HTTP:
+            await self._check_cap(kind, identity)
             http = lambda s: s.kind is SessionKind.HTTP  # noqa: E731
             if self._count_where(http) >= self.max_http_sessions:
                 await self._make_room(http, self.max_http_sessions, identity)
@@ -215,6 +204,8 @@ class SessionManager:
                 f"server at capacity: {len(self._sessions)} of {self.max_sessions} sessions "
                 "in use (--max-sessions); close a session or retry later"
             )
+        if kind is SessionKind.WEBSOCKET:
+            await self._check_cap(kind, identity)
         session = Session(
             uuid.uuid4().hex, kind, ThreadPoolExecutor(1, "openenv-session"), client=identity
         )
@@ -274,6 +265,23 @@ class SessionManager:
         while True:
             await asyncio.sleep(min(self.idle_timeout_s / 2, 30.0))
             await self.sweep()
+
+    async def _check_cap(self, kind: SessionKind, identity: str | None) -> None:
+        """Raise :class:`ClientLimitError` if ``identity`` holds its cap of ``kind`` sessions
+        (after reclaiming one of its idle ones)."""
+        cap = self.max_http_per_client if kind is SessionKind.HTTP else self.max_ws_per_client
+        if cap is None:
+            return
+        mine = lambda s: s.kind is kind and s.client == identity  # noqa: E731
+        if self._count_where(mine) >= cap:
+            await self._reclaim_idle(mine)
+        if self._count_where(mine) >= cap:
+            flag = "--max-sessions-per-client" if kind is SessionKind.HTTP \
+                else "--max-ws-per-client"  # fmt: skip
+            raise ClientLimitError(
+                f"client {identity} already holds {cap} {_NAMES[kind]} sessions ({flag}; "
+                "every loopback address is one client); close one first"
+            )
 
     def _count_where(self, keep: Callable[[Session], bool]) -> int:
         return sum(keep(s) for s in self._sessions.values())
