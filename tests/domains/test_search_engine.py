@@ -49,7 +49,7 @@ def test_known_queries_rank_the_right_page_first(engine):
 def test_queries_without_known_words_find_nothing(engine):
     assert engine.search("the of and", 10) == []
     assert engine.search("qqqzzzxx", 10) == []
-    with pytest.raises(ValueError, match="k must be between"):
+    with pytest.raises(ValueError, match="k must be at least 1"):
         engine.search("json", 0)
 
 

@@ -212,6 +212,13 @@ class DomainBase(_Checked, metaclass=_ContractMeta):
         does not say (default; ``hybrid`` then uses its configured action types)."""
         return None
 
+    def for_environment(self, options: dict[str, Any]) -> DomainBase | None:
+        """The domain whose tasks and policies fit the environment that ``options`` (parsed
+        ``collect --set`` values, :mod:`agentworld.core.options`) make: a user's corpus or
+        shell history brings its own tasks and policies. ``None``: the options change neither
+        (default); collection then uses this domain."""
+        return None
+
     @property
     def has_verifier(self) -> bool:
         """Whether ``verify`` can answer (default: the class overrides it)."""

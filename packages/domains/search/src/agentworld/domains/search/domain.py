@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agentworld.core.call_rationales import call_rationale, signatures
@@ -13,8 +15,11 @@ from agentworld.domains.search import scorer, tools
 from agentworld.domains.search.corpus import DOC_MODULES, cache_dir
 from agentworld.domains.search.env import SearchEnv, call_of
 from agentworld.domains.search.options import SearchEnvOptions
-from agentworld.domains.search.policies import make_policies
+from agentworld.domains.search.policies import RandomPolicy, make_policies
 from agentworld.domains.search.tasks import KINDS, SearchTaskSampler
+from agentworld.domains.search.user_corpus import load_user_engine
+from agentworld.domains.search.user_policy import UserExpert
+from agentworld.domains.search.user_tasks import UserTaskSampler
 
 SYSTEM_PROMPT = """You simulate a web search and browsing environment: given one tool call, reply with the exact response the tool returns.
 
@@ -41,14 +46,25 @@ class SearchDomain(DomainBase):
 
     Args:
         world_seed: Seed of the corpus's fictional world (environments and tasks use it).
+        corpus: A folder of the user's own documents (``--set corpus=DIR``): searched
+            instead of the built-in corpus, tasks and the ``scripted`` expert of
+            :mod:`agentworld.domains.search.user_tasks` and
+            :mod:`agentworld.domains.search.user_policy`.
     """
 
     name = "search"
     version = "0.1.0"
     env_options = SearchEnvOptions
 
-    def __init__(self, world_seed: int = 0) -> None:
+    def __init__(self, world_seed: int = 0, corpus: Path | None = None) -> None:
         self.world_seed = world_seed
+        self.corpus = corpus
+
+    def for_environment(self, options: dict[str, Any]) -> SearchDomain | None:
+        """The domain of ``options``' ``corpus`` and ``world_seed`` (``None`` without them)."""
+        if options.get("corpus") is None and "world_seed" not in options:
+            return None
+        return SearchDomain(options.get("world_seed", self.world_seed), options.get("corpus"))
 
     def system_prompt(self, task: Task | None) -> str:
         """The world-model system prompt: the tools' responses and their JSON definitions
@@ -67,15 +83,33 @@ class SearchDomain(DomainBase):
             OSError: the corpus cache cannot be written.
         """
         kwargs.setdefault("world_seed", self.world_seed)
+        if self.corpus is not None:
+            kwargs.setdefault("corpus", self.corpus)
         return SearchEnv(**kwargs)
 
-    def tasks(self) -> SearchTaskSampler:
-        """The seeded task sampler (kinds :data:`~agentworld.domains.search.tasks.KINDS`)."""
-        return SearchTaskSampler(self.world_seed)
+    def tasks(self) -> SearchTaskSampler | UserTaskSampler:
+        """The seeded task sampler (kinds :data:`~agentworld.domains.search.tasks.KINDS`;
+        with a user corpus, :data:`~agentworld.domains.search.user_tasks.USER_KINDS`).
+
+        Raises:
+            ValueError: the user corpus holds no document, or gives no question.
+        """
+        if self.corpus is None:
+            return SearchTaskSampler(self.world_seed)
+        engine, digest = load_user_engine(str(Path(self.corpus).resolve()))
+        return UserTaskSampler(engine.pages, digest)
 
     def policies(self) -> dict[str, Any]:
-        """Fresh ``{"scripted": ScriptedExpert, "random": RandomPolicy}`` (seed 0)."""
-        return make_policies()
+        """Fresh ``{"scripted": ScriptedExpert, "random": RandomPolicy}`` (seed 0); with a
+        user corpus the ``scripted`` one is :class:`UserExpert` and ``random`` queries the
+        words of its titles."""
+        out = make_policies()
+        if self.corpus is not None:
+            engine, _ = load_user_engine(str(Path(self.corpus).resolve()))
+            words = sorted({w.lower() for p in engine.pages for w in re.findall(r"[A-Za-z]{4,}",
+                                                                                 p.title)})
+            out["scripted"], out["random"] = UserExpert(), RandomPolicy(words=words)
+        return out
 
     def score(self, predicted: str, reference: Observation) -> float:
         """Structural fidelity in [0, 1] (:func:`agentworld.domains.search.scorer.score`)."""
@@ -166,7 +200,8 @@ class SearchDomain(DomainBase):
             "environment": "real: BM25 search (bm25s; Robertson & Zaragoza 2009) over an "
                            "offline corpus",
             "corpus": f"docstrings of {len(DOC_MODULES)} Python stdlib modules + seeded "
-                      f"fictional world {self.world_seed}; cached in {cache_dir()}",
+                      f"fictional world {self.world_seed}; cached in {cache_dir()}; or your "
+                      "own documents with --set corpus=DIR (Markdown, HTML, text)",
             "tools": ", ".join(tools.TOOLS),
             "task kinds": ", ".join(KINDS),
             "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",

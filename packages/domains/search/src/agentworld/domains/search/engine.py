@@ -32,6 +32,7 @@ from agentworld.domains.search.corpus import Page, build_corpus, corpus_path
 SNIPPET_CHARS = 200
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"\w\w+")
+_UNDERLINE = re.compile(r"([=\-~^*+`'\"])\1{2,}")  # a reStructuredText title's underline
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +87,15 @@ class Engine:
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` best pages for ``query``, best first (fewer when fewer pages share a term
-        with it; none for a query of stop words or unknown words).
+        with it, or the corpus has fewer than ``k``; none for a query of stop words or unknown
+        words).
 
         Raises:
-            ValueError: ``k`` is not between 1 and the corpus size.
+            ValueError: ``k`` is below 1.
         """
-        if not 1 <= k <= len(self.pages):
-            raise ValueError(f"k must be between 1 and {len(self.pages)}, got {k}")
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        k = min(k, len(self.pages))
         with self._lock:
             tokens = self._tokenizer.tokenize([query], update_vocab=False, return_as="ids",
                                               show_progress=False)
@@ -114,7 +117,8 @@ def snippet(page: Page, query: str, chars: int = SNIPPET_CHARS) -> str:
     unless it is the page's last sentence and uncut."""
     terms = {w.lower() for w in _WORD.findall(query)}
     prose = "\n".join(line for line in page.text.splitlines()
-                      if not line.lstrip().startswith(("|", "#")) and line.strip() != page.title)
+                      if not line.lstrip().startswith(("|", "#")) and line.strip() != page.title
+                      and not _UNDERLINE.fullmatch(line.strip()))
     sentences = [" ".join(s.replace("*", "").split()) for s in _SENTENCE.split(prose)]
     sentences = [s for s in sentences if s] or [page.title]
     best = max(sentences, key=lambda s: len(terms & {w.lower() for w in _WORD.findall(s)}))

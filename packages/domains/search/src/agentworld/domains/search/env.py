@@ -11,16 +11,19 @@ runs, so there is no sandbox; the engine is shared read-only between environment
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import gymnasium
 
 from agentworld.core.gymvec import FreeText
 from agentworld.core.toolcalls import call_of
+from agentworld.core.protocols import TaskSampler
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.search import tools
 from agentworld.domains.search.engine import load_engine
 from agentworld.domains.search.tasks import SearchTaskSampler, is_correct
+from agentworld.domains.search.user_corpus import load_user_engine
 
 ACTION_MAX_LENGTH = 8192
 OBSERVATION_MAX_LENGTH = 200_000
@@ -40,7 +43,13 @@ class SearchEnv(gymnasium.Env):
     Args:
         world_seed: Seed of the corpus's fictional world (tasks must come from the same).
         tasks: Sampler drawing a task at each ``reset`` without one (default
-            :class:`SearchTaskSampler` of ``world_seed``).
+            :class:`SearchTaskSampler` of ``world_seed``, or with ``corpus``
+            :class:`~agentworld.domains.search.user_tasks.UserTaskSampler` of it).
+        corpus: A folder of the user's documents to search instead of the built-in corpus
+            (:mod:`agentworld.domains.search.user_corpus`; its index cached by content).
+
+    Raises:
+        agentworld.domains.search.user_corpus.CorpusError: ``corpus`` holds no document.
 
     Spaces: ``action_space`` is ``spaces.Text`` of one JSON tool call (up to 8192 characters);
     ``observation_space`` ``spaces.Text`` up to 200,000 characters.
@@ -48,10 +57,18 @@ class SearchEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, world_seed: int = 0, tasks: SearchTaskSampler | None = None) -> None:
-        self.engine = load_engine(world_seed)
+    def __init__(self, world_seed: int = 0, tasks: TaskSampler | None = None,
+                 corpus: Path | str | None = None) -> None:
+        self.corpus: str | None = None
+        if corpus is not None:
+            from agentworld.domains.search.user_tasks import UserTaskSampler
+
+            self.engine, self.corpus = load_user_engine(str(Path(corpus).resolve()))
+            self.tasks = tasks or UserTaskSampler(self.engine.pages, self.corpus)
+        else:
+            self.engine = load_engine(world_seed)
+            self.tasks = tasks or SearchTaskSampler(world_seed)
         self.world_seed = world_seed
-        self.tasks = tasks or SearchTaskSampler(world_seed)
         self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
         self.observation_space = FreeText(OBSERVATION_MAX_LENGTH, min_length=0,
                                              charset=_CHARSET)
@@ -78,6 +95,10 @@ class SearchEnv(gymnasium.Env):
         if world != self.world_seed:
             raise ValueError(f"task {self.task.id} is of world {world}, this env of "
                              f"{self.world_seed}")
+        if self.task.setup.get("corpus") != self.corpus:
+            raise ValueError(f"task {self.task.id} is of corpus "
+                             f"{self.task.setup.get('corpus') or 'built-in'}, this env's is "
+                             f"{self.corpus or 'built-in'}")
         self.memory, self.visited, self.seen, self.done = {}, [], [], False
         return ObservationText(self.task.instruction, {"tool": None}), {"task": self.task.id}
 

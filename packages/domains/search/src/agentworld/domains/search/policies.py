@@ -140,13 +140,15 @@ class RandomPolicy(PolicyBase):
 
     Args:
         seed: Seed of its choices; ``reset(seed)`` re-seeds.
+        words: Query words (default :attr:`WORDS`, words of the built-in corpus).
     """
 
     name = "random"
     WORDS = ("founded", "city", "river", "company", "population", "json", "parse", "file",
              "return", "string", "list", "time", "path", "thread", "random", "worldpedia")
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, words: Sequence[str] = ()) -> None:
+        self.words = tuple(words) or self.WORDS
         self.reset(seed)
 
     def reset(self, seed: int | None) -> None:
@@ -164,16 +166,16 @@ class RandomPolicy(PolicyBase):
         last = str(history[-1].text) if history else ""
         self.urls += [u for u, _ in results(last)]
         rng = self.rng
-        words = last.split()[:40] or list(self.WORDS)
+        words = last.split()[:40] or list(self.words)
         roll = rng.random()
         if steps == self.length - 1 and rng.random() < 0.5:
             return render_call("answer", {"answer": rng.choice(words)})
         if roll < 0.35:
-            query = " ".join(rng.sample(list(self.WORDS) + words, 2))
+            query = " ".join(rng.sample(list(self.words) + words, 2))
             return render_call("web_search", {"query": query})
         if roll < 0.6:
             url = rng.choice(self.urls) if self.urls and rng.random() < 0.8 else \
-                f"https://en.worldpedia.org/wiki/{rng.choice(self.WORDS).capitalize()}"
+                f"https://en.worldpedia.org/wiki/{rng.choice(self.words).capitalize()}"
             paged = self._page(history)
             if paged is not None:  # read a truncated page further
                 return render_call("web_extractor", paged)
@@ -184,11 +186,11 @@ class RandomPolicy(PolicyBase):
         if roll < 0.9:
             op = rng.choice(MEMORY_OPS)
             if op in ("add", "update"):
-                key = rng.choice(self.keys) if self.keys and op == "update" else rng.choice(self.WORDS)
+                key = rng.choice(self.keys) if self.keys and op == "update" else rng.choice(self.words)
                 self.keys.append(key)
                 return render_call("dict_memory", {"operation": op, "dict": {key: rng.choice(words)}})
             if op in ("retrieve", "remove"):
-                key = rng.choice(self.keys or list(self.WORDS))
+                key = rng.choice(self.keys or list(self.words))
                 return render_call("dict_memory", {"operation": op, "key_list": [key]})
             return render_call("dict_memory", {"operation": op})
         bad = rng.choice(['{"name": "web_search", "arguments": {"query": 3}}',
