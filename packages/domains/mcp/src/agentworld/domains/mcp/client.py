@@ -46,6 +46,11 @@ LAUNCHER = (
 )
 
 
+def _wire(result: Any) -> dict[str, Any]:
+    """An SDK result model in its JSON wire form."""
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 class ServerError(RuntimeError):
     """The server did not start, died, or did not answer in time."""
 
@@ -102,6 +107,9 @@ class ServerConnection:
             else start_timeout_s
         self.env = env
         self.tools: list[dict[str, Any]] = []
+        #: What the server listed at start besides tools (wire form; empty when it offers none).
+        self.resources: list[dict[str, Any]] = []
+        self.prompts: list[dict[str, Any]] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
                                         name="mcp-client")
@@ -202,8 +210,9 @@ class ServerConnection:
         try:
             async with stdio_client(params, errlog=self._errlog) as (read, write), \
                     ClientSession(read, write) as session:
-                await session.initialize()
+                init = await session.initialize()
                 listed = await session.list_tools()
+                await self._list_extras(session, init.capabilities)
                 ready.set_result(listed.model_dump(mode="json", by_alias=True,
                                                    exclude_none=True)["tools"])
                 while (item := await self._queue.get()) is not None:
@@ -220,6 +229,16 @@ class ServerConnection:
                     fut.set_exception(error)
             if not isinstance(exc, Exception):
                 raise
+
+    async def _list_extras(self, session: ClientSession, capabilities: Any) -> None:
+        """Fill :attr:`resources` and :attr:`prompts` when the server offers them (a JSON-RPC
+        error leaves them empty)."""
+        if capabilities.resources:
+            with contextlib.suppress(RpcError):
+                self.resources = _wire(await session.list_resources()).get("resources") or []
+        if capabilities.prompts:
+            with contextlib.suppress(RpcError):
+                self.prompts = _wire(await session.list_prompts()).get("prompts") or []
 
     @staticmethod
     async def _call(session: ClientSession, name: str, arguments: dict[str, Any]) -> ToolResult:

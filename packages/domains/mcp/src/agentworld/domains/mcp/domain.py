@@ -44,6 +44,17 @@ class McpDomain(DomainBase):
         """The seeded task sampler over our servers."""
         return McpTaskSampler()
 
+    def for_environment(self, options: dict[str, Any]) -> DomainBase | None:
+        """With ``options["server"]`` a server that is not ours: the domain whose tasks are
+        synthesised from that server's tool list
+        (:class:`~agentworld.domains.mcp.explore.domain.ExplorerDomain`); else ``None``."""
+        server = options.get("server")
+        if not server or server in SERVERS:
+            return None
+        from agentworld.domains.mcp.explore.domain import ExplorerDomain  # imports this module
+
+        return ExplorerDomain(server, float(options.get("timeout_s") or 10.0))
+
     def policies(self) -> dict[str, Any]:
         """Fresh ``{"scripted": ScriptedExpert, "random": RandomPolicy}``."""
         return make_policies()

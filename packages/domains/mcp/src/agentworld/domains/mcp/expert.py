@@ -12,6 +12,7 @@ from typing import Any
 from agentworld.core.domain_base import PolicyBase
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.mcp.calls import tool_action
+from agentworld.domains.mcp.explore.mcp import ExplorerPolicy, is_explorer_task
 
 Plan = Generator[tuple[str, dict[str, Any]], str, None]
 
@@ -103,8 +104,9 @@ PLANS = {"notes": _notes, "todo": _todo, "records": _records}
 
 
 class ScriptedExpert(PolicyBase):
-    """The expert (see the module docstring); 1-3 calls per task. Without a task of our
-    servers it lists what it can and stops.
+    """The expert (see the module docstring); 1-3 calls per task. An explorer task (a server
+    that is not ours) it plays as :class:`~agentworld.domains.mcp.explore.mcp.ExplorerPolicy`
+    does, its chain first; without a task it stops.
 
     Args:
         seed: Seed of the exploration choices; :meth:`reset` re-seeds.
@@ -119,10 +121,13 @@ class ScriptedExpert(PolicyBase):
         """Re-seed and forget the current plan."""
         self.rng = random.Random(f"mcp-scripted-{seed}")
         self._plan: Plan | None = None
+        self._explorer = ExplorerPolicy(0 if seed is None else seed, follow_chain=True)
 
     def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
         """The next call of the plan for ``task`` (a new plan at the episode's first step),
         ``None`` when the plan is done or there is no task of ours."""
+        if is_explorer_task(task):
+            return self._explorer.act(task, history)
         if task is None or task.setup.get("server") not in PLANS:
             return None
         try:

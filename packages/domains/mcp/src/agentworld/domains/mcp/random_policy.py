@@ -25,6 +25,7 @@ from agentworld.core.domain_base import PolicyBase
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.mcp.calls import parse_signature, render_call, tool_action
 from agentworld.domains.mcp.checks import leaves
+from agentworld.domains.mcp.explore.mcp import ExplorerPolicy, is_explorer_task
 from agentworld.domains.mcp.tasks import CITIES, PEOPLE, TAGS, TOPICS, WORDS
 
 STRINGS = TOPICS + WORDS + PEOPLE + CITIES + TAGS
@@ -64,6 +65,7 @@ class RandomPolicy(PolicyBase):
         """Re-seed; the episode length is drawn at the first step."""
         self.rng = random.Random(f"mcp-random-{seed}")
         self._length = 0
+        self._explorer = ExplorerPolicy(0 if seed is None else seed, follow_chain=False)
 
     def _value(self, tool: str, arg: str, kind: str, seen: dict[str, list[Any]]) -> Any:
         rng = self.rng
@@ -99,7 +101,16 @@ class RandomPolicy(PolicyBase):
         return self.rng.choice((self.rng.randint(1, 300), self.rng.choice(STRINGS)))
 
     def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
-        """A random call, or ``None`` once the episode's drawn length is reached."""
+        """A random call, or ``None`` once the episode's drawn length is reached. On an
+        explorer task (a server that is not ours), the explorer's calls in a random order
+        (:class:`~agentworld.domains.mcp.explore.mcp.ExplorerPolicy` without its chain), a
+        fraction ``malformed`` of them broken."""
+        if is_explorer_task(task):
+            call = self._explorer.act(task, history)
+            if call is not None and self.rng.random() < self.malformed:
+                return self._malformed([t for t in map(parse_signature,
+                                                        history[0].text.splitlines()) if t])
+            return call
         if len(history) <= 1:
             self._length = self.rng.randint(3, 10)
         if sum(isinstance(h, Action) for h in history) >= self._length:
