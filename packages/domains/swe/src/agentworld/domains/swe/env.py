@@ -22,8 +22,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-import gymnasium
-
+from agentworld.core.env_base import EnvBase
 from agentworld.core.gymvec import FreeText
 from agentworld.core.toolcalls import call_of
 from agentworld.core.types import Action, ObservationText, Task
@@ -52,8 +51,10 @@ def default_limits() -> Limits:
     return Limits(command_timeout_s=30.0, output_bytes=64 << 10)
 
 
-class SweEnv(gymnasium.Env):
-    """A real repository workspace with SWE-agent's tools, sandboxed.
+class SweEnv(EnvBase):
+    """A real repository workspace with SWE-agent's tools, sandboxed
+    (:class:`~agentworld.core.env_base.EnvBase`: it draws the task, counts steps, truncates
+    and closes).
 
     Args:
         tasks: Sampler drawing a task at each ``reset`` without one (default
@@ -79,52 +80,39 @@ class SweEnv(gymnasium.Env):
         self.grader = Grader(limits or default_limits(), sandbox)
         self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
         self.observation_space = FreeText(OBSERVATION_MAX_LENGTH, min_length=0, charset=_CHARSET)
-        self.task: Task | None = None
-        self.done = False
-        self.steps = 0
         self._state: dict[str, Any] | None = None  # privileged state, None: to read again
         self._graded: tuple[int, dict[str, bool]] | None = None
         self._pristine: dict[str, str] = {}  # the task's repository as reset made it
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[ObservationText, dict[str, Any]]:
-        """Start an episode: the task's buggy repository, committed, in a fresh sandbox.
-        ``options={"task": Task}`` (or its dict) sets the task; without one a task is drawn.
-        Returns the issue text and ``info = {"task_id", "sandbox"}``.
+    def start(self, task: Task | None) -> tuple[ObservationText, dict[str, Any]]:
+        """The episode of ``task`` (``reset(options={"task": Task})``, or drawn): its buggy
+        repository, committed, in a fresh sandbox. Returns the issue text and
+        ``info = {"task_id", "sandbox"}``.
 
         Raises:
             ValueError: the task's mutation does not fit the project.
             RuntimeError: no sandbox works here, or the repository cannot be committed.
         """
-        super().reset(seed=seed)
-        task = (options or {}).get("task")
-        if task is None:
-            task = self.tasks.sample(1, seed=int(self.np_random.integers(2**31)))[0]
-        self.task = task if isinstance(task, Task) else Task.model_validate(task)
-        project = self.task.setup.get("project") or PROJECT
-        files = repo_files(self.task.setup.get("mutation"), project)
-        setup = Task(id=self.task.id, domain="terminal", instruction="", setup={"files": files})
+        if task is None:  # the sampler always draws one
+            raise ValueError("an swe episode needs a task")
+        project = task.setup.get("project") or PROJECT
+        files = repo_files(task.setup.get("mutation"), project)
+        setup = Task(id=task.id, domain="terminal", instruction="", setup={"files": files})
         _, info = self.terminal.reset(options={"task": setup})
         result = self.terminal.run(INIT.format(p=project))
         if result.exit_code != 0:
             self.terminal.close()
             raise RuntimeError(f"git could not commit the task repository: {result.output.strip()}")
-        self.done, self.steps, self._state, self._graded = False, 0, None, None
+        self._state, self._graded = None, None
         self._pristine = files
-        observation = ObservationText(self.task.instruction, {"tool": None, "error": False})
-        return observation, {"task_id": self.task.id, "sandbox": info["sandbox"]}
+        observation = ObservationText(task.instruction, {"tool": None, "error": False})
+        return observation, {"task_id": task.id, "sandbox": info["sandbox"]}
 
-    def step(self, action: Action | str) -> tuple[ObservationText, float, bool, bool, dict[str, Any]]:
-        """Run one tool call; ``(observation, reward, terminated, truncated, info)`` with
-        ``info["tool"]`` (``None`` when unparsed), ``info["error"]`` and, after a graded
-        call, ``info["tests"]`` (``{test id: passed}``).
-
-        Raises:
-            RuntimeError: the episode has not been reset, or has ended.
-        """
-        if self.task is None or self.done:
-            raise RuntimeError("no episode is running (never reset, or it has ended): call reset()")
-        self.steps += 1
+    def transition(self, action: Action | str) -> tuple[ObservationText, float, bool, dict[str, Any]]:
+        """Run one tool call (``step``; ``truncated`` after ``max_steps``):
+        ``(observation, reward, terminated, info)`` with ``info["tool"]`` (``None`` when
+        unparsed), ``info["error"]`` and, after a graded call, ``info["tests"]``
+        (``{test id: passed}``)."""
         name: str | None = None
         arguments: dict[str, Any] = {}
         reward, terminated, graded = 0.0, False, None
@@ -151,7 +139,6 @@ class SweEnv(gymnasium.Env):
         if graded is not None:
             solved = all(graded.get(t) for t in self._task_tests())
             reward, terminated = (1.0 if solved else 0.0), terminated or solved
-        self.done = terminated
         error = text.startswith("Error:")
         viewed = name == "str_replace_editor" and arguments.get("command") == "view"
         if not (error or viewed):
@@ -159,8 +146,7 @@ class SweEnv(gymnasium.Env):
         info = {"tool": name, "error": error}
         if graded is not None:
             info["tests"] = graded
-        return (ObservationText(text, {"tool": name, "error": error}), reward, terminated,
-                not terminated and self.steps >= self.max_steps, info)
+        return ObservationText(text, {"tool": name, "error": error}), reward, terminated, info
 
     def _task_tests(self) -> list[str]:
         check = self.task.check if self.task else {}
@@ -197,8 +183,8 @@ class SweEnv(gymnasium.Env):
             self._state = {"diff": self._diff(), "tests": self._grade()}
         return {"diff": self._state["diff"], "tests": dict(self._state["tests"])}
 
-    def close(self) -> None:
-        """Stop the sandbox and delete the episode root. Idempotent."""
+    def release(self) -> None:
+        """Stop the sandbox and delete the episode root (``close``). Idempotent."""
         self.terminal.close()
         self.task = None
 
