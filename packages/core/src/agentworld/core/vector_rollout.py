@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from agentworld.core.rollout import (
+from agentworld.core.rollout_types import (
     OnStep,
     Outcome,
     Policy,
