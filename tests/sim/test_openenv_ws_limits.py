@@ -196,3 +196,39 @@ def test_idle_http_sessions_are_swept() -> None:
         await manager.close_all()
 
     asyncio.run(run())
+
+
+def this_machines_address() -> str | None:
+    """A non-loopback IPv4 address of this machine (a second client identity), or ``None``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: picks the outgoing address
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+def test_a_second_client_gets_its_share_of_a_full_real_server() -> None:
+    """Local clients fill every slot; a client from this machine's network address (another
+    identity) gets in, and the least recently active local WebSocket is closed with 1001."""
+    address = this_machines_address()
+    if address is None:
+        pytest.skip("no non-loopback address to connect from")
+    app = create_app(frozenlake(), name="frozenlake", max_sessions=4, api_key=TOKEN)
+    with ServerThread(app, host="0.0.0.0") as server, ExitStack() as stack:  # noqa: S104
+        local = [stack.enter_context(open_ws(server.port, "127.0.0.1")) for _ in range(4)]
+        for ws in local:
+            ask(ws, {"type": "reset", "data": {"seed": 0}})
+        for ws in local[1:]:
+            ask(ws, {"type": "step", "data": {"text": "right"}})  # local[0] acted longest ago
+        sock = socket.create_connection((address, server.port), source_address=(address, 0))
+        remote = stack.enter_context(connect(f"ws://{address}:{server.port}/ws", sock=sock,
+                                             additional_headers=AUTH, open_timeout=10))  # fmt: skip
+        got = ask(remote, {"type": "reset", "data": {"seed": 0}})
+        assert got["data"]["observation"]["text"].startswith("agent: row 0, col 0")
+        assert closed_by_server(local[0], 5) == (
+            1001, "reclaimed: fair share: client local held over 2 sessions",
+        )  # fmt: skip
+        assert ask(local[1], {"type": "state"})["type"] == "state"  # the others go on
+        assert sessions(server)["websocket"] == 4
