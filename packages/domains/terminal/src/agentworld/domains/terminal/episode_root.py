@@ -3,7 +3,9 @@
 The command-line terminal (:class:`~agentworld.domains.terminal.env.TerminalEnv`), the
 interactive terminal (``agentworld-domain-tty``) and environments built on them reset the same
 way: draw or validate the task (:func:`episode_task`), then make a fresh root directory with
-``mkdtemp`` (private name, mode 0755 so the sandbox's user can enter it), give it a bounded file
+``mkdtemp`` (private name, mode 0700: only its owner, the sandbox's uid once the sandbox
+chowns it, can enter it; another local user reads the mount point's name in the mount table
+but can neither list it nor hold it busy as a working directory), give it a bounded file
 system of its own (:func:`bounded_disk`: an ext4 image for root,
 :mod:`agentworld.domains.terminal.disk`; a tmpfs in namespaces of its own for any other user,
 :mod:`agentworld.domains.terminal.nstmpfs`), and
@@ -130,7 +132,7 @@ class EpisodeRoot:
         parent = parent or default_root_parent() or tempfile.gettempdir()
         root = cls(Path(tempfile.mkdtemp(prefix=prefix, dir=parent)))
         try:
-            root.path.chmod(0o755)
+            root.path.chmod(0o700)  # the sandbox's uid owns it; no one else enters
             root.disk = bounded_disk(root.path, limits)
             if isinstance(root.disk, NamespaceTmpfs):
                 root.path = root.disk.path  # the files, as the host reaches them

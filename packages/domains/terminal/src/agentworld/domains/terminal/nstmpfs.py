@@ -60,7 +60,7 @@ class NamespaceTmpfs:
         if missing:
             raise OSError(f"{', '.join(missing)} not found (util-linux)")
         self.directory = Path(directory)
-        options = f"size={size_bytes},nr_inodes={inodes},mode=0755,nosuid,nodev"
+        options = f"size={size_bytes},nr_inodes={inodes},mode=0700,nosuid,nodev"
         argv = [tools["unshare"], "--user", "--map-root-user", "--mount", "--propagation",
                 "private", "--", tools["sh"], "-c", _SCRIPT, "holder", tools["mount"], options,
                 str(self.directory), tools["cat"]]  # fmt: skip
@@ -79,6 +79,27 @@ class NamespaceTmpfs:
                       "--preserve-credentials", "--"]  # fmt: skip
         with _lock:
             _held[str(self.path)] = self
+
+    def mount_tmpfs(self, target: Path, size_bytes: int) -> Path:
+        """Mount a tmpfs of ``size_bytes`` (mode 0700, ``nosuid,nodev``) over the empty
+        directory ``target`` in the holder's mount namespace only, where the sandbox binds its
+        identity files from: ``/proc/self/mountinfo`` inside then shows ``/passwd``, not the
+        host path of the session directory. Gone with the holder.
+
+        Returns:
+            Where the host reads and writes it: ``/proc/<holder>/root/<target>``.
+
+        Raises:
+            OSError: the mount failed (the message says why).
+        """
+        argv = [*self.enter, find_tool("mount") or "mount", "-t", "tmpfs", "-o",
+                f"size={size_bytes},mode=0700,nosuid,nodev", "tmpfs", str(target)]  # fmt: skip
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=30,
+                              env={"PATH": "/usr/bin:/bin", "LANG": "C"})  # fmt: skip
+        if done.returncode != 0:
+            said = done.stderr.strip().splitlines()
+            raise OSError(f"tmpfs in the holder's namespace failed: {said[-1] if said else ''}")
+        return Path(f"/proc/{self._proc.pid}/root{target}")
 
     def alive(self) -> bool:
         """Whether the holder (and so the file system) is still there."""

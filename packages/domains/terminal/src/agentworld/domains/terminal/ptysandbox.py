@@ -61,10 +61,16 @@ class SandboxPty:
         self.root, self.limits = Path(root), limits or Limits()
         self.kind = sandbox or detect_sandbox()
         self.uid = sandbox_uid()
-        self.meta = Path(tempfile.mkdtemp(prefix="agentworld-id-", dir=session_dir()))
+        # The identity files sit on a tmpfs of their own (root with mounts, or in the holder's
+        # namespace of a root on a namespace tmpfs), so mountinfo inside shows no host path.
+        self._meta_dir = Path(tempfile.mkdtemp(prefix="agentworld-id-", dir=session_dir()))
+        self.meta = self._meta_dir  # where the host writes them (shell.ACTION_FILE too)
         self._meta_mounted = disk_support() is None  # root with mounts: a tmpfs of its own
+        holder = holder_of(self.root)
         if self._meta_mounted:
-            mount_tmpfs(self.meta, IDENTITY_TMPFS_BYTES)
+            mount_tmpfs(self._meta_dir, IDENTITY_TMPFS_BYTES)
+        elif holder is not None:
+            self.meta = holder.mount_tmpfs(self._meta_dir, IDENTITY_TMPFS_BYTES)
         write_identity(self.meta, self.uid, inside_uid(self.kind))
         self.child: pexpect.spawn | None = None
         self._cgroup: SandboxCgroup | None = None
@@ -104,7 +110,7 @@ class SandboxPty:
         holder = holder_of(self.root)
         if holder is not None and not holder.alive():
             raise OSError(f"the episode's file system at {self.root} is gone (its holder ended)")
-        argv = sandbox_argv(self.kind, holder.directory if holder else self.root, self.meta,
+        argv = sandbox_argv(self.kind, holder.directory if holder else self.root, self._meta_dir,
                             self.uid, self.limits, command=command, env=env)  # fmt: skip
         self._cgroup = make_cgroup(self.limits.sandbox_memory_bytes, self.limits.nproc)
         prefix = []  # systemd-run talks to the user's manager on the host: outermost
@@ -164,9 +170,9 @@ class SandboxPty:
         """Kill the sandbox and delete its identity files. Idempotent."""
         self.kill()
         if self._meta_mounted:
-            unmount(self.meta)
+            unmount(self._meta_dir)
             self._meta_mounted = False
-        shutil.rmtree(self.meta, ignore_errors=True)
+        shutil.rmtree(self._meta_dir, ignore_errors=True)  # a holder's tmpfs ends with it
 
 
 __all__ = ["IDENTITY_TMPFS_BYTES", "SandboxPty"]
