@@ -1,5 +1,9 @@
 """Optional capabilities of plugins, each a small runtime-checkable protocol.
 
+The domain capabilities adapt domains that do not subclass
+:class:`~agentworld.core.domain_base.DomainBase` (whose optional hooks answer ``None`` when
+absent); only :func:`~agentworld.core.domain_base.domain_hooks` tests them with ``isinstance``.
+
 An object has a capability when it has every member; a registered plugin with only some of them
 fails its contract check (:mod:`agentworld.core.contracts`). The tables at the end list them per
 plugin kind; docs/plugins.md documents each (a test keeps both in step). Re-exported by

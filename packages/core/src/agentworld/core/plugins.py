@@ -4,7 +4,8 @@ Each kind of plugin has a protocol (:data:`agentworld.core.protocols.KIND_PROTOC
 optional capabilities (:data:`agentworld.core.protocols.CAPABILITIES`). A plugin object is
 checked against them once, when its factory first builds it; one that lacks a required
 member, or has only part of a capability, raises :class:`PluginContractError` naming the
-members. Call sites then ask ``isinstance(obj, Capability)`` instead of probing attributes.
+members. Call sites then ask ``domain_hooks(domain)`` (:mod:`agentworld.core.domain_base`)
+for a domain's optional hooks, never ``isinstance`` against a domain capability.
 
 Environment variables:
     AGENTWORLD_LOAD_PLUGINS: comma-separated entry-point names; when set, only

@@ -185,11 +185,14 @@ class Domain(Protocol):
         name: Registry name (``"terminal"``).
         version: Environment version string, stored in episode metadata.
 
-    Optional capabilities are the small protocols below (:data:`DOMAIN_CAPABILITIES`): a
-    domain has one when it has all of that protocol's members, and callers test it with
-    ``isinstance(domain, RewardingDomain)``. The plugin manager checks a registered domain
-    once, when it is first built: a missing required member, or a capability with only some
-    of its members, is a :class:`~agentworld.core.plugins.PluginContractError` naming them.
+    Optional capabilities are the small protocols of :data:`DOMAIN_CAPABILITIES`: a domain
+    that does not subclass :class:`~agentworld.core.domain_base.DomainBase` has one when it
+    has all of that protocol's members. Callers never test them with ``isinstance`` (a
+    DomainBase subclass has every member): they ask
+    :func:`~agentworld.core.domain_base.domain_hooks`, which adapts such a domain. The plugin
+    manager checks a registered domain once, when it is first built: a missing required
+    member, or a capability with only some of its members, is a
+    :class:`~agentworld.core.plugins.PluginContractError` naming them.
     """
 
     name: str
