@@ -20,6 +20,7 @@ from agentworld.core.protocols import (
     TaskingPolicy,
 )
 from agentworld.core.rollout import each, rollout, text_of
+from agentworld.core.tool_coverage import episode_coverage
 from agentworld.core.types import Action, Episode, Observation, ObservationText, Step, Task
 
 
@@ -83,7 +84,10 @@ def run_episode(
     the recorded action is the one run. An episode in which the environment restarted its
     server or shell (a step whose ``info["restarted"]`` is true: it died or hung) is marked:
     ``metadata["restarted_steps"]`` lists those steps (0-based), so that data filters can
-    drop or keep them."""
+    drop or keep them. An episode of a tool environment (steps with ``info["tool"]``) gets
+    ``metadata["coverage"]`` (:func:`agentworld.core.tool_coverage.episode_coverage`: its
+    share of non-error responses, the tools that answered without an error, its response
+    shapes)."""
     if isinstance(policy, ResettablePolicy):
         policy.reset(seed)
     [run] = rollout(
@@ -106,7 +110,7 @@ def run_episode(
         for t in run.transitions
     ]
     restarts = [i for i, step in enumerate(steps) if step.info.get("restarted")]
-    return Episode(
+    episode = Episode(
         domain=domain.name,
         task=task,
         system_prompt=(
@@ -124,6 +128,10 @@ def run_episode(
             **({"restarted_steps": restarts} if restarts else {}),
         },
     )
+    coverage = episode_coverage(episode)
+    if coverage is not None:
+        episode.metadata["coverage"] = coverage
+    return episode
 
 
 def episode_task(policy: Any, sampled: Task | None, seed: int) -> Task | None:
