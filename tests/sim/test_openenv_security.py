@@ -25,6 +25,8 @@ from agentworld.sim.openenv import RealEnvFactory, TaskPool, create_app
 from agentworld.sim.server.thread import ServerThread
 from loopback import serve_cli
 from openenv.core.generic_client import GenericEnvClient
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 try:
     from agentworld.domains.terminal.sandbox import Limits, detect_sandbox
@@ -60,6 +62,14 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
         assert len(tokens) == 1 and len(tokens[0]) == 43 and log.count(tokens[0]) == 3, log
         auth = {"Authorization": f"Bearer {tokens[0]}"}
         assert httpx.post(f"{url}/reset", json={}).status_code == 401  # even on loopback
+        # a page of another site: its WebSocket (even with the token) and its text/plain
+        # POST (a simple request, sent without preflight) are refused
+        with pytest.raises(InvalidStatus, match="403"):
+            connect(url.replace("http", "ws", 1) + f"/ws?token={tokens[0]}", open_timeout=30,
+                    additional_headers={"Origin": "http://evil.example"})  # fmt: skip
+        rpc = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+        plain = {**auth, "content-type": "text/plain", "origin": url}
+        assert httpx.post(f"{url}/mcp", content=rpc, headers=plain).status_code == 415
         with pytest.raises(Exception, match="403"):
             with GenericEnvClient(base_url=url).sync() as stranger:
                 stranger.reset()
