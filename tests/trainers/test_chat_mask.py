@@ -192,7 +192,7 @@ def test_qwen3_stock_template_is_not_prefix_stable_and_still_trains() -> None:
 def test_without_trl_variant_falls_back_to_turns(monkeypatch: pytest.MonkeyPatch) -> None:
     import agentworld.trainers.models.chat_mask as cm
 
-    monkeypatch.setattr(cm, "_training_template", lambda tok: None)
+    monkeypatch.setattr(cm, "training_template", lambda tok: None)
     assert ChatMasker(family_tokenizer("qwen3")).strategy == "turns"
     assert ChatMasker(family_tokenizer("qwen2_5")).strategy == "prefix"
     with pytest.raises(ValueError, match="no \\{% generation %\\} markers"):

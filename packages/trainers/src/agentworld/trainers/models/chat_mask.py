@@ -36,93 +36,27 @@ renders them, end-of-turn marker included, and on nothing else.
 
 from __future__ import annotations
 
-import importlib.util
-import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import pairwise
-from pathlib import Path
 from typing import Literal
-
-from transformers import PreTrainedTokenizerBase
 
 from agentworld.core.formats import Message
 from agentworld.trainers.models.chat_render import render_with_spans, turn_sequence
+from agentworld.trainers.models.chat_templates import (
+    PROBE,
+    check_renders,
+    has_generation_markers,
+    own_template,
+    training_template,
+)
+from transformers import PreTrainedTokenizerBase
 
 __all__ = ["STRATEGIES", "ChatMasker", "has_generation_markers", "render_with_spans"]
 
 Strategy = Literal["markers", "prefix", "turns"]
 STRATEGIES: tuple[str, ...] = ("markers", "prefix", "turns")
 Window = tuple[list[int], list[int]]  # (input_ids [seq], loss_mask [seq])
-
-_MARKER = re.compile(r"\{%-?\s*generation\s*-?%\}")
-# A conversation with every shape the check needs: system, two turns, a rationale.
-_PROBE: list[Message] = [
-    {"role": "system", "content": "S"},
-    {"role": "user", "content": "u1"},
-    {"role": "assistant", "content": "<think>r1</think>\na1"},
-    {"role": "user", "content": "u2"},
-    {"role": "assistant", "content": "<think>r2</think>\na2"},
-]
-
-
-def has_generation_markers(template: str | None) -> bool:
-    """Whether a chat template marks assistant output with ``{% generation %}`` (any trim form)."""
-    return template is not None and _MARKER.search(template) is not None
-
-
-def _template(tokenizer: PreTrainedTokenizerBase) -> str:
-    template = tokenizer.chat_template
-    if isinstance(template, dict):
-        template = template.get("default")
-    if not template:
-        raise ValueError(
-            f"the tokenizer ({tokenizer.name_or_path or type(tokenizer).__name__}) has no chat "
-            "template; SFT renders episodes as chats. Use an instruct/chat checkpoint, or set "
-            "tokenizer.chat_template (e.g. ChatML) and save it with the tokenizer"
-        )
-    return template
-
-
-def _training_template(tokenizer: PreTrainedTokenizerBase) -> str | None:
-    """TRL's training variant of the tokenizer's stock template, or ``None``.
-
-    TRL keeps each known stock template as ``trl/chat_templates/<name>.jinja`` next to its
-    variant ``<name>_training.jinja`` (``trl.chat_template_utils.get_training_chat_template``
-    maps one to the other by exact comparison). The files are read without importing TRL,
-    whose import takes tens of seconds.
-    """
-    spec = importlib.util.find_spec("trl")
-    if spec is None or not spec.submodule_search_locations:
-        return None  # the optional `trl` extra is not installed
-    template = _template(tokenizer)
-    for root in spec.submodule_search_locations:
-        for stock in sorted((Path(root) / "chat_templates").glob("*.jinja")):
-            training = stock.with_name(f"{stock.stem}_training.jinja")
-            if training.is_file() and stock.read_text(encoding="utf-8") == template:
-                return training.read_text(encoding="utf-8")
-    return None
-
-
-def _check_renders(tokenizer: PreTrainedTokenizerBase) -> None:
-    """Render :data:`_PROBE` once, so a template that refuses the chats SFT trains on fails
-    here with one line (Gemma 2's ``System role not supported``), not as a Jinja traceback.
-
-    Raises:
-        ValueError: the template raises on ``[system, (user, assistant) * T]``.
-    """
-    from jinja2.exceptions import TemplateError
-
-    try:
-        tokenizer.apply_chat_template(_PROBE, tokenize=False)
-    except TemplateError as error:
-        name = tokenizer.name_or_path or type(tokenizer).__name__
-        raise ValueError(
-            f"the chat template of {name} refuses the chats SFT trains on "
-            f"([system, (user, assistant) * T]): {error}. Use a checkpoint whose template "
-            "takes a system message, or set tokenizer.chat_template (e.g. ChatML)"
-        ) from None
-
 
 class ChatMasker:
     """Tokenise ``[system, (user, assistant) * T]`` chats with a loss mask on the assistant tokens.
@@ -140,12 +74,12 @@ class ChatMasker:
 
     def __init__(self, tokenizer: PreTrainedTokenizerBase, strategy: Strategy | None = None):
         self.tokenizer = tokenizer
-        own = _template(tokenizer)
+        own = own_template(tokenizer)
         self.template: str | None = None  # the template rendered with (None: the tokenizer's)
         if strategy is not None and strategy not in STRATEGIES:
             raise ValueError(f"unknown masking strategy {strategy!r}; valid: {STRATEGIES}")
         self._header = ""  # generation prompt a marked span may start with (gpt-oss's)
-        _check_renders(tokenizer)
+        check_renders(tokenizer)
         if has_generation_markers(own) and strategy in (None, "markers"):
             self.strategy: Strategy = "markers"
             self._header = self._generation_prompt()
@@ -153,7 +87,7 @@ class ChatMasker:
                 return
         if strategy in (None, "prefix"):
             try:
-                render_with_spans(tokenizer, _PROBE)
+                render_with_spans(tokenizer, PROBE)
                 self.strategy, self.template, self._header = "prefix", None, ""
                 if strategy or self._serves_as_trained():
                     return
@@ -161,7 +95,7 @@ class ChatMasker:
                 if strategy == "prefix":
                     raise
         if strategy in (None, "markers"):
-            self.template = _training_template(tokenizer)
+            self.template = training_template(tokenizer)
             if self.template is not None:
                 self.strategy = "markers"
                 self._header = self._generation_prompt()
@@ -177,28 +111,28 @@ class ChatMasker:
 
     def _serves_as_trained(self) -> bool:
         """Whether a whole-chat window trains each answer after exactly the prompt the
-        simulator serves for it: on :data:`_PROBE`, every answer's span starts right after
+        simulator serves for it: on :data:`PROBE`, every answer's span starts right after
         its history rendered with the tokenizer's own template and generation prompt, and the
         answer's content is written in it as given. Not so for Qwen3 under TRL's training variant
         (earlier rationales kept, the served prompt drops them) and DeepSeek-R1-distill (the
         served prompt ends ``<think>\\n``, a rendered answer deletes its rationale): those
         train turn by turn (:func:`~agentworld.trainers.models.chat_render.turn_sequence`)."""
         if self.strategy == "markers":
-            text, _, _, spans = self._marked(_PROBE)
+            text, _, _, spans = self._marked(PROBE)
         else:
-            text, _, spans = render_with_spans(self.tokenizer, _PROBE)
-        turns = [k for k, m in enumerate(_PROBE) if m["role"] == "assistant"]
+            text, _, spans = render_with_spans(self.tokenizer, PROBE)
+        turns = [k for k, m in enumerate(PROBE) if m["role"] == "assistant"]
         for k, (start, end) in zip(turns, spans, strict=True):
             served = self.tokenizer.apply_chat_template(
-                _PROBE[:k], tokenize=False, add_generation_prompt=True)
-            if text[:start] != served or _PROBE[k]["content"] not in text[start:end]:
+                PROBE[:k], tokenize=False, add_generation_prompt=True)
+            if text[:start] != served or PROBE[k]["content"] not in text[start:end]:
                 return False
         return True
 
     # -- rendering helpers -------------------------------------------------------------------
     def _generation_prompt(self) -> str:
         """What ``add_generation_prompt`` appends after a user turn (``""`` if not a suffix)."""
-        plain, gen = self._render(_PROBE[:2]), self._render(_PROBE[:2], gen=True)
+        plain, gen = self._render(PROBE[:2]), self._render(PROBE[:2], gen=True)
         return gen[len(plain) :] if gen.startswith(plain) else ""
 
     def _render(self, msgs: list[Message], gen: bool = False) -> str:

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from os.path import commonprefix
 
-from transformers import PreTrainedTokenizerBase
-
 from agentworld.core.chat_answers import SENTINEL, answer_frame, render, served_answer
 from agentworld.core.formats import Message
+from transformers import PreTrainedTokenizerBase
 
 
 def content_start(
