@@ -117,6 +117,8 @@ def test_cpu_dry_run_of_the_device_script(tmp_path: Path) -> None:
     assert row["sim_steps_per_s"] > 0 and row["real_steps_per_s"] > 0 and row["batch"] == 2
     summary = (out / "summary.md").read_text()
     assert "| 2 |" in summary and "| terminal |" in summary and "FAILED" not in summary
+    assert "greedy: exact match | n | model | copy-previous | empty |" in summary
+    assert train["exact_by_split"]["in-distribution"]["n"] == 4
 
 
 def test_a_part_past_the_time_budget_is_skipped_and_reported(tmp_path: Path) -> None:

@@ -156,7 +156,21 @@ def part_train(args: argparse.Namespace) -> dict[str, Any]:
     for name in REPORT_FILES:
         if (run_dir / name).is_file():
             shutil.copy2(run_dir / name, args.out / name)
-    return {"init": init, "timings_s": state.timings_s, "facts": state.facts}
+    return {"init": init, "timings_s": state.timings_s, "facts": state.facts,
+            "exact_by_split": exact_by_split(json.loads((run_dir / "metrics.json").read_text()))}
+
+
+def exact_by_split(metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{"split" or "split, non-empty": {"n": transitions, model: mean of the main metric}}``
+    from a report's ``metrics.json``."""
+    main = metrics["main_metric"]
+    rows: dict[str, dict[str, Any]] = {}
+    for key, suffix in (("by_split", ""), ("by_split_nonempty", ", non-empty")):
+        for model, splits in metrics[key].items():
+            for split, scores in splits.items():
+                row = rows.setdefault(split + suffix, {"n": scores[main]["n"]})
+                row[model] = scores[main]["mean"]
+    return dict(sorted(rows.items()))
 
 
 def part_engine(args: argparse.Namespace) -> dict[str, Any]:
@@ -227,6 +241,11 @@ def write_summary(out: Path, facts: dict[str, Any], results: dict[str, Any],
                   f"- from scratch: {t['init']['parameters'] / 1e6:.1f}M parameters, "
                   f"vocabulary {t['init']['vocab_size']}",
                   f"- stage wall times (s): {json.dumps(t['timings_s'])}", ""]
+        models = [m for m in next(iter(t["exact_by_split"].values()), {}) if m != "n"]
+        lines += [f"| {t['facts']['eval']['decoding']}: exact match | n | {' | '.join(models)} |",
+                  "|" + " --- |" * (len(models) + 2)]
+        lines += [f"| {split} | {row['n']} | " + " | ".join(f"{row[m]:.3f}" for m in models) + " |"
+                  for split, row in t["exact_by_split"].items()] + [""]
     if "engine" in results:
         lines += ["## Engine: B3 against stock generate", "", *engine_table(results["engine"]), ""]
     if "domains" in results:
