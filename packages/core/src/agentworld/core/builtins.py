@@ -9,7 +9,7 @@ line). Both read only the request messages, so they run anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentworld.core.formats import (
@@ -55,10 +55,18 @@ class ConstantWorldModel:
 
 
 class ConstantBackend:
-    """Sim backend wrapper so baselines load by name like trained models."""
+    """Sim backend wrapper so baselines load by name like trained models.
 
-    def __init__(self, mode: str):
+    Args:
+        mode: ``"copy-previous"`` or ``"empty"``.
+        sim_backend: ``sim_backend(name) -> SimBackend``, the registry's lookup
+            (:func:`agentworld.core.plugins.get_sim_backend`), handed in by whoever registers
+            :class:`CorePlugin`, so that this module does not import the registry.
+    """
+
+    def __init__(self, mode: str, sim_backend: Callable[[str], Any]):
         self.name = mode
+        self.sim_backend = sim_backend
 
     def load(self, path: str | None = None, *, domain: Any = None, **options: Any) -> ConstantWorldModel:
         """A :class:`ConstantWorldModel`; ``path`` and other options are ignored."""
@@ -71,15 +79,24 @@ class ConstantBackend:
         Raises:
             agentworld.core.plugins.UnknownPluginError: agentworld-sim is not installed.
         """
-        from agentworld.core.plugins import get_sim_backend
-
-        return get_sim_backend("hf").make_env(world_model, domain=domain, **options)
+        return self.sim_backend("hf").make_env(world_model, domain=domain, **options)
 
 
-@hookimpl
-def register_sim_backends(register):
-    register("copy-previous", lambda: ConstantBackend("copy-previous"))
-    register("empty", lambda: ConstantBackend("empty"))
+class CorePlugin:
+    """agentworld-core's own plugin (registered as ``"core"`` by
+    :func:`agentworld.core.plugins.load_plugins`): the two baseline sim backends.
+
+    Args:
+        sim_backend: The registry's sim-backend lookup, for the baselines' simulated envs.
+    """
+
+    def __init__(self, sim_backend: Callable[[str], Any]):
+        self.sim_backend = sim_backend
+
+    @hookimpl
+    def register_sim_backends(self, register: Callable[..., None]) -> None:
+        for mode in ("copy-previous", "empty"):
+            register(mode, lambda mode=mode: ConstantBackend(mode, self.sim_backend))
 
 
-__all__ = ["ConstantWorldModel", "ConstantBackend", "OBS_OPEN", "OBS_CLOSE"]
+__all__ = ["ConstantWorldModel", "ConstantBackend", "CorePlugin", "OBS_OPEN", "OBS_CLOSE"]

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentworld.core.contracts import MISSING, matches, member, missing_members, signature_mismatch
 from agentworld.core.domain_base import DomainBase, domain_hooks
+from agentworld.core.errors import PluginContractError
 from agentworld.core.protocols import Environment, Policy, TaskSampler
 
 
@@ -96,13 +97,11 @@ def checked_env(domain: Any, env: Any) -> Any:
     ``reset``, ``step`` and ``close`` (:class:`~agentworld.core.protocols.Environment`).
 
     Raises:
-        agentworld.core.plugins.PluginContractError: it lacks one; the message names the
+        agentworld.core.errors.PluginContractError: it lacks one; the message names the
             domain, the object's type and the members.
     """
     lacks = missing_members(env, Environment)
     if lacks:
-        from agentworld.core.plugins import PluginContractError
-
         raise PluginContractError(
             f"domain {domain.name!r}: make_env() returned a {type(env).__name__} lacking "
             f"{', '.join(lacks)} of the Environment protocol (reset(*, seed, options) -> "

@@ -13,3 +13,8 @@ class MissingHooksError(TypeError):
     """A :class:`~agentworld.core.domain_base.DomainBase` or
     :class:`~agentworld.core.domain_base.PolicyBase` subclass built without a hook it must
     implement; the message names the class, the hooks and what to do."""
+
+
+class PluginContractError(TypeError):
+    """A registered plugin object that does not meet its kind's protocol or capabilities
+    (raised by :func:`agentworld.core.plugins.check_contract`, which exports it too)."""

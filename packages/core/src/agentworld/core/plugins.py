@@ -32,7 +32,7 @@ from typing import Any
 import pluggy
 from agentworld.core import hookspecs
 from agentworld.core.contracts import missing_members, protocol_members, signature_mismatch
-from agentworld.core.errors import MissingHooksError
+from agentworld.core.errors import MissingHooksError, PluginContractError
 from agentworld.core.protocols import (
     CAPABILITIES,
     KIND_PROTOCOLS,
@@ -75,10 +75,6 @@ class UnknownPluginError(KeyError):
 
     def __str__(self) -> str:
         return self.args[0]
-
-
-class PluginContractError(TypeError):
-    """A registered plugin object that does not meet its kind's protocol or capabilities."""
 
 
 def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
@@ -189,10 +185,10 @@ def load_plugins() -> pluggy.PluginManager:
             _skip(ep.name, f"{ep.value}: {error} (the hooks: {HOOKS})")
         except Exception as error:  # noqa: BLE001 -- any import failure of a third party
             _skip(ep.name, f"{ep.value} failed to import: {type(error).__name__}: {error}")
-    from agentworld.core import builtins
+    from agentworld.core.builtins import CorePlugin  # imports pydantic: only when loading
 
     if pm.get_plugin("core") is None:
-        pm.register(builtins, name="core")
+        pm.register(CorePlugin(get_sim_backend), name="core")
     for plugin in pm.get_plugins():  # an @hookimpl under a name no spec has
         for caller in pm.get_hookcallers(plugin) or []:
             if not caller.has_spec() and caller.name not in APPLICATION_HOOKS:
