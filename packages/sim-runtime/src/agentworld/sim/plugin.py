@@ -180,10 +180,6 @@ def register_commands(cli: Any) -> None:
                 param_hint="--model",
             )
         checkpoint = model or checkpoint
-        if backend == "hf":  # a bad path fails here, before torch and the server load (~10 s)
-            from agentworld.sim.backends.model_source import is_hub_source
-
-            is_hub_source(checkpoint, allow_hub=allow_hub)
         api_key = _resolve_api_key(
             api_key, api_key_file, ("AGENTWORLD_API_KEY", "AGENTWORLD_SERVE_API_KEY")
         )
@@ -191,6 +187,10 @@ def register_commands(cli: Any) -> None:
             check_exposure(host, api_key, no_auth=no_auth)
         except ValueError as error:
             raise typer.BadParameter(str(error), param_hint="--host") from None
+        if backend == "hf":  # a bad path fails here, before torch and the server load (~10 s)
+            from agentworld.sim.backends.model_source import is_hub_source
+
+            is_hub_source(checkpoint, allow_hub=allow_hub)
         serve(
             checkpoint,
             host=host,
