@@ -21,6 +21,7 @@ Needs ``pip install 'agentworld-core[ray]'``. Ray's own documentation covers clu
 
 from __future__ import annotations
 
+import os
 import socket
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from typing import Any
 
 from agentworld.core.extras import require
 from agentworld.core.protocols import Domain
+from agentworld.core.ray_local import init_local
 from agentworld.core.types import Episode, Task
 
 #: New attempts of an episode whose worker died.
@@ -40,7 +42,8 @@ class WorkerLostError(RuntimeError):
 
 def connect(address: str | None, feature: str = 'collect(executor="ray")') -> tuple[Any, bool]:
     """``(ray module, whether this call started Ray)``: the running Ray session if there is one,
-    else ``ray.init(address)`` (``None``: a new local cluster, or the one ``$RAY_ADDRESS`` names;
+    else ``ray.init(address)`` (``None``: the one ``$RAY_ADDRESS`` names, else a new local
+    cluster on loopback with private files, :func:`agentworld.core.ray_local.init_local`;
     ``"auto"``: the cluster running on this machine; ``"HOST:PORT"`` or ``"ray://HOST:PORT"``).
     ``feature`` names what needs Ray in the missing-extra error.
 
@@ -61,8 +64,11 @@ def connect(address: str | None, feature: str = 'collect(executor="ray")') -> tu
                 f"no Ray cluster at {address!r} ({e.__class__.__name__}: {e}); {hint}"
             ) from None
     try:
-        ray.init(address=address, log_to_driver=False, include_dashboard=False,
-                 configure_logging=False)
+        if address is None and not os.environ.get("RAY_ADDRESS"):  # loopback, private files
+            init_local(ray, log_to_driver=False, configure_logging=False)
+        else:
+            ray.init(address=address, log_to_driver=False, include_dashboard=False,
+                     configure_logging=False)
     except ConnectionError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ConnectionError(f"no Ray cluster at {address!r} ({first}); {hint}") from None
