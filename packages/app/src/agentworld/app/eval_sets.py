@@ -55,7 +55,7 @@ def collect_eval_sets(names: list[str], state: Any, console: Console, *, max_ste
     """Play every task of each evaluation set once in the real environment (made with
     ``env_options``) and write ``episodes/NAME.jsonl``; returns ``{name: {"episodes",
     "transitions"}}``."""
-    from agentworld.app.pipeline import collect_with_progress
+    from agentworld.app.progress_lines import collect_with_progress
     from agentworld.core.io import write_episodes
 
     sizes = check_eval_sets(names, plugins.get_domain(state.domain))
@@ -81,7 +81,7 @@ def split_realistic(episodes: list[Episode], sources: list[str]) -> tuple[list[E
 def realistic_items(cap: int, names: list[str], state: Any, domain: Any) -> list[Any]:
     """The transitions of ``episodes/realistic.jsonl`` (split ``realistic``) and of each
     evaluation set's ``episodes/NAME.jsonl`` (split ``NAME``) that exist, at most ``cap`` each."""
-    from agentworld.app.pipeline import _episodes, _exists
+    from agentworld.app.datasets_at import episodes_at, url_exists
     from agentworld.core.evaluate import REALISTIC, transitions
 
     if cap <= 0:
@@ -89,6 +89,6 @@ def realistic_items(cap: int, names: list[str], state: Any, domain: Any) -> list
     out = []
     for split in [REALISTIC, *dict.fromkeys(names)]:
         url = f"{episodes_dir(state.heldout_url)}/{split}.jsonl"
-        if _exists(url):
-            out += transitions(_episodes(url), domain=domain, split=split)[:cap]
+        if url_exists(url):
+            out += transitions(episodes_at(url), domain=domain, split=split)[:cap]
     return out

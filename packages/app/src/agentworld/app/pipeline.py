@@ -27,11 +27,11 @@ from rich.table import Table
 from rich.text import Text
 
 from agentworld.app.config import CollectConfig, EvalConfig, PipelineConfig, SimulateConfig, TrainStageConfig
+from agentworld.app.datasets_at import episodes_at, url_exists
 from agentworld.app.progress_lines import ProgressLines, collect_with_progress, progress_bar
 from agentworld.app.tables import print_fidelity
 from agentworld.core import plugins
 from agentworld.core.collect import split
-from agentworld.core.dataformats import read_any_episodes
 from agentworld.core.io import atomic_write, write_episodes
 from agentworld.core.protocols import ConfigurableTrainer
 from agentworld.core.rollout import each, rollout
@@ -73,11 +73,6 @@ class RunState:
         """What ``report.md`` and ``metrics.json`` list atop the scores: facts and timings (s)."""
         return {"facts": self.facts, "timings_s": self.timings_s}
 
-
-
-def _episodes(url: str) -> list:
-    """Episodes of ``url`` in any dataset format (:func:`agentworld.core.dataformats.read_any_episodes`)."""
-    return read_any_episodes(url)[0]
 
 def part_path(url: str) -> str | None:
     """Where a collection writing ``url`` keeps its finished episodes as it goes
@@ -172,7 +167,7 @@ def run_train(stage: str, cfg: TrainStageConfig, state: RunState, console: Conso
         if state.checkpoint is None:
             raise ValueError(f"[{stage}] needs `model` (a preset or checkpoint directory): no earlier stage produced one")
         options["model"] = state.checkpoint
-    episodes = _episodes(state.train_url)
+    episodes = episodes_at(state.train_url)
     if not console.is_terminal and options.get("progress") is not False:  # no bar: lines instead
         options.setdefault("callback", ProgressLines(
             stage, lambda line: console.print(line, markup=False, highlight=False)))
@@ -221,10 +216,10 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     from agentworld.app.report import write_report
 
     domain = _optional_domain(state.domain)
-    items = transitions(_episodes(state.heldout_url), domain=domain)[: cfg.max_transitions]
+    items = transitions(episodes_at(state.heldout_url), domain=domain)[: cfg.max_transitions]
     ood_items = []
-    if cfg.ood_max_transitions and _exists(state.ood_url):
-        ood_items = transitions(_episodes(state.ood_url), domain=domain,
+    if cfg.ood_max_transitions and url_exists(state.ood_url):
+        ood_items = transitions(episodes_at(state.ood_url), domain=domain,
                                 split=OUT_OF_DISTRIBUTION)[: cfg.ood_max_transitions]
     from agentworld.app.eval_sets import realistic_items
 
@@ -259,13 +254,6 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     return paths
 
 
-def _exists(url: str) -> bool:
-    import fsspec
-
-    fs, path = fsspec.core.url_to_fs(url)
-    return bool(fs.exists(path))
-
-
 def decoding_options(num_beams: int, allow_hub: bool = True) -> dict[str, Any]:
     """Backend load options for ``num_beams`` and ``allow_hub`` (none for greedy decoding and
     hub downloads allowed, the defaults, so any backend loads)."""
@@ -287,7 +275,7 @@ def run_simulate(cfg: SimulateConfig, state: RunState, console: Console) -> str:
     domain = _optional_domain(state.domain)
     env = backend.make_env(world_model, domain=domain, max_steps=cfg.max_steps)
     lines = ["# Real vs simulated replays", ""]
-    for episode in _episodes(state.heldout_url)[: cfg.episodes]:
+    for episode in episodes_at(state.heldout_url)[: cfg.episodes]:
         real = episode.steps[: cfg.max_steps]
         actions = [step.action.text for step in real]
         [replay] = rollout(  # the real actions, in order, until the simulated episode ends
