@@ -103,6 +103,9 @@ def test_the_old_output_name_reaches_the_same_option(tmp_path, old):
          "Invalid value for --model: {tmp} is a directory without config.json"),
         (["simulate", "--checkpoint", "{tmp}/d.jsonl"],
          "Invalid value for --model: {tmp}/d.jsonl is a file"),
+        (["train", "sft", "--data", "{tmp}/d.jsonl", "--env", "terminal", "--out", "{tmp}/o"],
+         "Invalid value for --env: stage 'sft' trains a world model on --data; --env is an "
+         "option of the agent stage"),
     ],
 )  # fmt: skip
 def test_bad_paths_are_answered_before_torch_loads(tmp_path, args, said):

@@ -16,6 +16,10 @@ from agentworld.core import plugins
 from agentworld.core.protocols import ConfigurableTrainer, ExperienceTrainer
 
 
+#: The built-in world-model stages: they take --data, never --env or --mix (the agent's).
+WORLD_MODEL_STAGES = frozenset({"cpt", "sft", "rl"})
+
+
 @app.command("train")
 def train_cmd(
     stage: Annotated[str, typer.Argument(help="Training stage (trainer plugin name): cpt, sft, rl, agent, ...")],
@@ -53,6 +57,11 @@ def train_cmd(
     if out is None:
         raise typer.BadParameter("where to write the result is required", param_hint="--out")
     plugins.factory("trainer", stage)  # an unknown stage: UnknownPluginError, listing the stages
+    if stage in WORLD_MODEL_STAGES and (env is not None or mix is not None):
+        # refused now, not after torch loads (~20 s): these stages train on --data only
+        flag = "--env" if env is not None else "--mix"
+        raise typer.BadParameter(f"stage {stage!r} trains a world model on --data; {flag} is an "
+                                 "option of the agent stage (train agent --env ...)", param_hint=flag)
     options: dict[str, Any] = {"output_dir": out, "seed": seed}
     for key, value in (("model", model), ("env", env), ("mix", mix)):
         if value is not None:
