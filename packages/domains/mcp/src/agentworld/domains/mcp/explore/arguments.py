@@ -141,7 +141,7 @@ class ArgumentMaker:
             statement = sql_statement(kind, pool, rng, self._fresh_name)
             self.guessed = statement is None
             return [statement or "SELECT 1"]
-        if "string" not in types and types:
+        if types and not types & {"string", "array"}:
             if types <= {"integer", "number"} and name & {"limit", "count", "max", "lines", "n"}:
                 return [rng.randint(1, 5)]
             return []

@@ -9,7 +9,8 @@ A *writer* changes state (a create/add/insert/... verb in its name, else
 ``annotations.readOnlyHint`` false); the others are *readers*. A writer and another tool are
 *linked* when they share a noun of their names (``create_table`` and ``list_tables``,
 ``git_create_branch`` and ``git_branch``) or an argument that not every tool takes
-(``branch_name``; ``repo_path`` on every tool links nothing). A chain is a writer, the writers
+(``branch_name``; ``repo_path`` on every tool links nothing), or, more weakly, when one's noun
+is a word of the other's description (``git_commit`` and ``git_log``: "Shows the commit logs"). A chain is a writer, the writers
 linked to it (creating ones first) and up to two linked readers, so its later calls read what
 its earlier ones made.
 """
@@ -66,16 +67,36 @@ def writes(tool: dict[str, Any]) -> bool:
     return hint is False and not name & READ_VERBS
 
 
+def _stem(word: str) -> str:
+    """A crude singular: ``branches`` -> ``branch``, ``tables`` -> ``table``."""
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
 def _nouns(tool: dict[str, Any], common: set[str]) -> set[str]:
-    return {w.rstrip("s") for w in words(tool["name"])} - {
-        w.rstrip("s") for w in READ_VERBS | CHANGE_VERBS | common}
+    """The stemmed words of a tool's name but its verbs and the words most tools share; a
+    name that is only a verb (``git_commit``) keeps the verb."""
+    named = {_stem(w) for w in words(tool["name"])} - {_stem(w) for w in common}
+    return (named - {_stem(w) for w in READ_VERBS | CHANGE_VERBS}) or named
+
+
+def _described(tool: dict[str, Any]) -> set[str]:
+    return {_stem(w) for w in words(str(tool.get("description") or ""))}
 
 
 def linked(a: dict[str, Any], b: dict[str, Any], common: tuple[set[str], set[str]]) -> bool:
     """Whether tools ``a`` and ``b`` act on the same thing (see the module docstring)."""
-    if _nouns(a, common[0]) & _nouns(b, common[0]):
-        return True
-    return bool((set(_args(a)) & set(_args(b))) - common[1])
+    return _link(a, b, common) > 0
+
+
+def _link(a: dict[str, Any], b: dict[str, Any], common: tuple[set[str], set[str]]) -> int:
+    """2: a shared name noun or argument; 1: one's name noun in the other's description
+    (``git_commit`` and ``git_log``, "Shows the commit logs"); 0: none."""
+    na, nb = _nouns(a, common[0]), _nouns(b, common[0])
+    if na & nb or (set(_args(a)) & set(_args(b))) - common[1]:
+        return 2
+    return int(bool(na & _described(b) or nb & _described(a)))
 
 
 def chains(tools: Sequence[dict[str, Any]]) -> list[list[str]]:
@@ -89,12 +110,16 @@ def chains(tools: Sequence[dict[str, Any]]) -> list[list[str]]:
     for writer in writers:
         partners = [t for t in writers if t is not writer and linked(writer, t, common)]
         first = sorted([writer, *partners[:1]], key=lambda t: not creates(t))
-        reads = [t for t in readers if any(linked(t, w, common) for w in first)][:2]
+        strength = {t["name"]: max(_link(t, w, common) for w in first) for t in readers}
+        reads = sorted((t for t in readers if strength[t["name"]]),
+                       key=lambda t: -strength[t["name"]])[:2]
         if not reads:
             overview = [t for t in readers if not (t.get("inputSchema") or {}).get("required")
                         or set((t.get("inputSchema") or {}).get("required")) <= common[1]]
             reads = overview[:1]
-        out.append([t["name"] for t in first + reads])
+        chain = [t["name"] for t in first + reads]
+        if chain not in out:
+            out.append(chain)
     if not out:
         out = [[t["name"] for t in readers[i:i + 2]] for i in range(len(readers))]
     return [c for c in out if c] or [[t["name"]] for t in tools[:1]]
@@ -115,7 +140,9 @@ def goal_text(server: str, chain: Sequence[str], tools: Sequence[dict[str, Any]]
 
 class ToolExplorer:
     """One episode's explorer: follows ``chain`` (when given), then explores, preferring tools
-    not yet answered without an error; arguments from :class:`ArgumentMaker` over the values
+    not yet answered without an error and readers of what a call just changed; a tool an
+    error message names (``use git_add first``) is called next, then the failed one again;
+    arguments from :class:`ArgumentMaker` over the values
     mined from the server's command line, its listed resources and prompts and the episode so
     far.
 
@@ -146,18 +173,27 @@ class ToolExplorer:
         self.failed: dict[str, int] = {}
         self.calls: dict[str, int] = {}
         self._position = 0
+        self._common = _common(self.tools)
+        self._queue: list[str] = []  # tools an error told to call first, then the failed one
+        self._last_writer: dict[str, Any] | None = None
 
     def observe(self, call: Call | None, response: str) -> None:
         """Learn from one call and its response (``call`` ``None``: a response to a call that
         was not a tool call)."""
         error = is_error_text(response)
-        if call is not None:
-            mine_call(self.pool, call[0], call[1], not error)
-            if error:
-                self.failed[call[0]] = self.failed.get(call[0], 0) + 1
-            else:
-                self.ok.add(call[0])
-            mine_response(self.pool, call[0], response)
+        if call is None:
+            return
+        mine_call(self.pool, call[0], call[1], not error)
+        mine_response(self.pool, call[0], response)
+        if not error:
+            self.ok.add(call[0])
+            if call[0] in self.by_name and writes(self.by_name[call[0]]):
+                self._last_writer = self.by_name[call[0]]
+            return
+        self.failed[call[0]] = self.failed.get(call[0], 0) + 1
+        named = [t for t in self.by_name if t != call[0] and t in response]
+        if named and self.failed[call[0]] == 1:  # "use git_add to stage changes first"
+            self._queue = [*named[:2], call[0]]
 
     def next_call(self, made: int) -> Call | None:
         """The call after ``made`` calls, ``None`` once the episode's length is reached. When
@@ -165,21 +201,32 @@ class ToolExplorer:
         was listed), a reader that can be called now is called first."""
         if made >= self.length or not self.tools:
             return None
-        if self._position < len(self.chain):
-            name = self.chain[self._position]
+        from_chain = False
+        if self._queue:
+            name = self._queue.pop(0)
+        elif self._position < len(self.chain):
+            name, from_chain = self.chain[self._position], True
         else:
-            weights = [3.0 if t["name"] not in self.ok and self.failed.get(t["name"], 0) < 2
-                       else 1.0 if t["name"] in self.ok else 0.3 for t in self.tools]
-            name = self.rng.choices(self.tools, weights=weights)[0]["name"]
+            name = self.rng.choices(self.tools, weights=[self._weight(t) for t in self.tools])[0]["name"]
         arguments = self.maker.arguments(self.by_name[name], self.pool)
         if self.maker.guessed:
             for other in self._discovery(name):
                 other_arguments = self.maker.arguments(other, self.pool)
                 if not self.maker.guessed:
                     return self._made(other["name"], other_arguments)
-        if self._position < len(self.chain):
-            self._position += 1
+        self._position += from_chain
         return self._made(name, arguments)
+
+    def _weight(self, tool: dict[str, Any]) -> float:
+        """Untried tools first, failing ones last; a reader of what the last successful
+        writer changed three times as likely (the episode reads the state it built)."""
+        name = tool["name"]
+        weight = 3.0 if name not in self.ok and self.failed.get(name, 0) < 2 else \
+            1.0 if name in self.ok else 0.3
+        writer = self._last_writer
+        if writer is not None and not writes(tool) and linked(tool, writer, self._common):
+            weight *= 3.0
+        return weight
 
     def _made(self, name: str, arguments: dict[str, Any]) -> Call:
         self.calls[name] = self.calls.get(name, 0) + 1

@@ -25,7 +25,7 @@ _SHA = re.compile(r"\b([0-9a-f]{7,40})\b")
 _QUOTED = re.compile(r"['\"`]([^'\"`\n]{1,60})['\"`]")
 _BRANCH_LINE = re.compile(r"^\s*[*+]?\s*([\w./-]+)\s*$", re.MULTILINE)
 _FILE = re.compile(r"(?<![\w/])((?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,8})\b")
-_KV = re.compile(r"^\s*([A-Za-z][\w ]{0,30}):\s+(\S.{0,80})$", re.MULTILINE)
+_KV = re.compile(r"^[ \t]*([A-Za-z][\w ]{0,30}):[ \t]+(\S.{0,80})$", re.MULTILINE)
 _TABLE_SQL = re.compile(r"\b(?:CREATE TABLE(?: IF NOT EXISTS)?|INTO|FROM|UPDATE)\s+[\"`]?(\w+)",
                         re.IGNORECASE)
 _COLUMNS_SQL = re.compile(r"CREATE TABLE(?: IF NOT EXISTS)?\s+[\"`]?(\w+)[\"`]?\s*\((.*)\)",
