@@ -16,6 +16,7 @@ Which serving engine fits which architecture is in ``docs/serving.md``.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import signal
@@ -25,13 +26,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
 #: Routing policies of sglang-router worth comparing here (it has more, e.g. ``power_of_two``).
 Policy = Literal["cache_aware", "round_robin", "random"]
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 class RouterUnavailableError(RuntimeError):
@@ -107,7 +109,9 @@ def routed(
             that dies mid-episode loses nothing: the retry runs the same turn elsewhere.
 
     On exit the router gets SIGTERM (10 s to stop, then SIGKILL); its process group goes
-    with it, so nothing is left running.
+    with it, so nothing is left running. Should the driver die without exiting the block
+    (SIGKILL, out of memory), the kernel kills the router too (:func:`die_with_parent`; the
+    router runs in its own process, the Rust router inside it).
 
     Raises:
         ValueError: ``worker_urls`` is empty or holds a URL that is not ``http(s)://``; a
@@ -151,8 +155,9 @@ def routed(
             command += [flag, str(value)]
     out = log.open("wb") if log is not None else subprocess.DEVNULL
     process = subprocess.Popen(
-        command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ)
-    )
+        command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        env=dict(os.environ), preexec_fn=die_with_parent(os.getpid()),
+    )  # fmt: skip
     root = f"http://{host}:{port}"
     try:
         deadline = time.monotonic() + start_s
@@ -170,6 +175,20 @@ def routed(
         _stop(process)
         if log is not None:
             out.close()  # type: ignore[union-attr]
+
+
+def die_with_parent(parent: int) -> Callable[[], None]:
+    """A ``preexec_fn`` that gives the child the kernel's parent-death signal, SIGKILL
+    (``prctl(PR_SET_PDEATHSIG)``, kept across ``exec``), so it dies with the thread that
+    started it, however that ends; a child whose parent ``parent`` died before the signal was
+    set kills itself."""
+
+    def apply() -> None:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return apply
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
