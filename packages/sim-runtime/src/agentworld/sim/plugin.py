@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from agentworld.core.hookspecs import Register, hookimpl
+from agentworld.sim.api_key_option import resolve_api_key
 
 
 def _hf_backend() -> Any:
@@ -44,37 +45,6 @@ def register_sim_backends(register: Register) -> None:
     register("hf", _hf_backend)
     register("openai", _openai_backend)
     register("vllm", _vllm_backend)
-
-
-def _resolve_api_key(
-    api_key: str | None, api_key_file: Path | None, env_names: tuple[str, ...]
-) -> str | None:
-    """The server's API key: ``--api-key`` (with a warning: ``ps`` shows it), else the file
-    ``--api-key-file``, else the first of the environment variables ``env_names`` set.
-
-    Raises:
-        typer.BadParameter: Both ``--api-key`` and ``--api-key-file`` were given, or the file
-            cannot serve (see :func:`agentworld.sim.server.auth.read_api_key_file`).
-    """
-    import os
-
-    import typer
-    from agentworld.sim.server.auth import COMMAND_LINE_KEY_WARNING, read_api_key_file
-
-    if api_key is not None:
-        if api_key_file is not None:
-            raise typer.BadParameter(
-                "give the key once: --api-key-file or --api-key, not both",
-                param_hint="--api-key-file",
-            )
-        typer.echo(COMMAND_LINE_KEY_WARNING, err=True)
-        return api_key
-    if api_key_file is not None:
-        try:
-            return read_api_key_file(api_key_file)
-        except ValueError as error:
-            raise typer.BadParameter(str(error), param_hint="--api-key-file") from None
-    return next((os.environ[name] for name in env_names if os.environ.get(name)), None)
 
 
 @hookimpl
@@ -180,7 +150,7 @@ def register_commands(cli: Any) -> None:
                 param_hint="--model",
             )
         checkpoint = model or checkpoint
-        api_key = _resolve_api_key(
+        api_key = resolve_api_key(
             api_key, api_key_file, ("AGENTWORLD_API_KEY", "AGENTWORLD_SERVE_API_KEY")
         )
         try:

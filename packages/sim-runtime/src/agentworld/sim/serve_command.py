@@ -137,10 +137,10 @@ def register_serve(cli: Any) -> None:
         every client gets a shell). Pages of other sites are refused (see --allow-origin).
         """
         from agentworld.sim.openenv.serve import build_app, serve
-        from agentworld.sim.plugin import _resolve_api_key
+        from agentworld.sim.api_key_option import resolve_api_key
         from agentworld.sim.server.auth import check_exposure, new_token
 
-        api_key = _resolve_api_key(api_key, api_key_file, ("AGENTWORLD_API_KEY",))
+        api_key = resolve_api_key(api_key, api_key_file, ("AGENTWORLD_API_KEY",))
         generated = api_key is None and not no_auth
         if generated:
             api_key = new_token()
