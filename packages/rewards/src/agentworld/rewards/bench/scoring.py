@@ -107,14 +107,26 @@ def rule_scores(rows: list[Row], predictions: dict) -> tuple[dict[str, Any], lis
 
 
 def drift_plot(per_row: list[dict], judged: dict, path: Path) -> Path:
-    """Fidelity by turn index: mean edit similarity (and judge score / 100 where judged) per
-    1-based turn, one line per domain. Returns ``path`` (PNG)."""
+    """Fidelity by turn index (:func:`drift_figure`) saved as a PNG at ``path``; returns it."""
+    import matplotlib.pyplot as plt
+
+    fig = drift_figure(per_row, judged)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def drift_figure(per_row: list[dict], judged: dict) -> Any:
+    """The matplotlib figure of ``drift.png``: mean edit similarity (and judge score / 100 where
+    judged) per 1-based turn, one line per domain; without judged rows the judge panel says how
+    to get them."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    any_judged = False
     for d in _order({r["domain"] for r in per_row}):
         by_turn: dict[int, list[float]] = defaultdict(list)
         by_turn_j: dict[int, list[float]] = defaultdict(list)
@@ -128,10 +140,14 @@ def drift_plot(per_row: list[dict], judged: dict, path: Path) -> Path:
         turns = sorted(by_turn)
         axes[0].plot(turns, [mean(by_turn[t]) for t in turns], marker="o", label=d)
         if by_turn_j:
+            any_judged = True
             tj = sorted(by_turn_j)
             axes[1].plot(tj, [mean(by_turn_j[t]) for t in tj], marker="o", label=d)
     axes[0].set_title("edit similarity by turn")
     axes[1].set_title("judge score / 100 by turn")
+    if not any_judged:  # say why the panel is empty rather than leave blank axes
+        axes[1].text(0.5, 0.5, "no judged rows: run `agentworld bench judge`\nwith a judge endpoint",
+                     ha="center", va="center", transform=axes[1].transAxes, fontsize="small")
     for ax in axes:
         ax.set_xlabel("turn index (1-based)")
         ax.set_ylim(0, 1.02)
@@ -139,9 +155,7 @@ def drift_plot(per_row: list[dict], judged: dict, path: Path) -> Path:
     axes[0].set_ylabel("fidelity")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def _fmt(x: float | None, scale: float = 1.0) -> str:
