@@ -44,7 +44,7 @@ from transformers.initialization import no_init_weights
 
 from agentworld.core.cache import cache_dir as private_cache_dir
 from agentworld.trainers.models import pypi
-from agentworld.trainers.models.specs import num_parameters
+from agentworld.trainers.models.parameters import num_parameters
 
 PROVENANCE = "agentworld_base.json"
 CHECK_MESSAGES = [{"role": "user", "content": "What is the capital of France?"}]

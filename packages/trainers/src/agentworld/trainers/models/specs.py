@@ -32,6 +32,7 @@ from agentworld.core.formats import OBS_OPEN
 from agentworld.sim.backends.hf import load_causal_lm
 from agentworld.sim.backends.model_source import looks_like_hub_id
 from agentworld.trainers.models.copy_prior import apply_copy_prior
+from agentworld.trainers.models.parameters import num_parameters as num_parameters  # re-export
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +151,6 @@ def build_model(preset: str, tokenizer: PreTrainedTokenizerBase) -> PreTrainedMo
     )
     model.generation_config.pad_token_id = config.pad_token_id
     return model
-
-
-def num_parameters(model: torch.nn.Module) -> int:
-    """Distinct trainable-or-not parameters (tied embeddings counted once)."""
-    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
 
 
 def is_checkpoint_dir(path: str | os.PathLike[str]) -> bool:
