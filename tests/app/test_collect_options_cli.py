@@ -17,9 +17,10 @@ CLI = [sys.executable, "-c", "from agentworld.app.cli import main; main()"]
 # Every option each domain's environment takes from --set (its options class).
 ACCEPTED = {
     "terminal": ["max_steps (int, default 50)", "sandbox ('bubblewrap' | 'unshare' | None",
-                 "root_parent (str | None", "render_mode ('ansi' | None"],
+                 "root_parent (str | None", "render_mode ('ansi' | None",
+                 "commands (Path | None, default None)", "home (Path | None, default None)"],
     "mcp": ["server (str | None", "timeout_s (float, default 10.0)", "max_steps (int, default 50)"],
-    "search": ["world_seed (int, default 0)"],
+    "search": ["world_seed (int, default 0)", "corpus (Path | None, default None)"],
     "swe": ["max_steps (int, default 30)", "sandbox ('bubblewrap' | 'unshare' | None"],
     "web": ["timeout_s (float, default 5.0)", "chromium (str | None"],
     "tty": ["max_steps (int, default 30)", "sandbox (", "root_parent (str | None"],

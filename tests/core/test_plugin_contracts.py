@@ -465,6 +465,24 @@ def test_capability_determinism_domain() -> None:
     assert typed.is_deterministic("x", {"domain": "mcp", "action": '{"name": "a"}'}) is False
 
 
+def test_capability_configuring_domain(tmp_path) -> None:
+    from agentworld.core.domain_base import domain_hooks
+
+    (tmp_path / "a.md").write_text("# Alpha\n\nThe alpha widget weighs 42 grams on a scale.\n")
+    search = domain_hooks(plugins.get_domain("search"))  # a DomainBase
+    assert search.for_environment({}) is None
+    configured = search.for_environment({"corpus": str(tmp_path)})
+    [task] = configured.tasks().sample(1, seed=0)
+    assert task.setup["hops"][0]["doc"] == "a.md"
+    history = tmp_path / "history"
+    history.write_text("ls\n")
+    terminal = domain_hooks(plugins.get_domain("terminal"))  # structural: adapted
+    assert terminal.for_environment({"max_steps": 5}) is None
+    assert list(terminal.for_environment({"commands": str(history)}).policies()) == ["history"]
+    lake = domain_hooks(plugins.get_domain("frozenlake-4x4"))  # without the capability
+    assert lake.for_environment({"render_mode": "ansi"}) is None
+
+
 def test_capability_offline_domain(monkeypatch) -> None:
     from agentworld.app.cli import app, console
 

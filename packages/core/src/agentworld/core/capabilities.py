@@ -145,6 +145,16 @@ class DeterminismDomain(Protocol):
 
 
 @runtime_checkable
+class ConfiguringDomain(Protocol):
+    """A domain whose tasks and policies follow its environment options:
+    ``for_environment(options) -> domain | None`` is the domain to collect with for the parsed
+    ``collect --set`` values (a user's corpus or shell history brings its own tasks and
+    policies), ``None`` when they change neither."""
+
+    def for_environment(self, options: dict[str, Any]) -> Any: ...
+
+
+@runtime_checkable
 class OfflineDomain(Protocol):
     """A domain that may have no real environment on this machine: ``has_environment``
     false means it is data-only (trained and measured from recorded trajectories, such as
@@ -210,6 +220,7 @@ DOMAIN_CAPABILITIES: tuple[type, ...] = (
     OfflineDomain,
     ConsistencyDomain,
     FamilyDomain,
+    ConfiguringDomain,
 )
 TRAINER_CAPABILITIES: tuple[type, ...] = (ConfigurableTrainer, ExperienceTrainer)
 REWARD_CAPABILITIES: tuple[type, ...] = (ModelBasedReward, ComponentReward)

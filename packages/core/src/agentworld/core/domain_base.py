@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from agentworld.core.capabilities import ConfiguringDomain
 from agentworld.core.contracts import MISSING, member
 from agentworld.core.errors import EnvironmentUnavailableError, MissingHooksError
 from agentworld.core.options import AnyEnvOptions
@@ -212,7 +213,7 @@ class DomainBase(_Checked, metaclass=_ContractMeta):
         does not say (default; ``hybrid`` then uses its configured action types)."""
         return None
 
-    def for_environment(self, options: dict[str, Any]) -> DomainBase | None:
+    def for_environment(self, options: dict[str, Any]) -> Any:
         """The domain whose tasks and policies fit the environment that ``options`` (parsed
         ``collect --set`` values, :mod:`agentworld.core.options`) make: a user's corpus or
         shell history brings its own tasks and policies. ``None``: the options change neither
@@ -347,6 +348,11 @@ class _Structural(DomainBase):
         if isinstance(self.inner, ConsistencyDomain):
             return list(self.inner.consistency_turns(episode))
         return []
+
+    def for_environment(self, options: dict[str, Any]) -> Any:
+        if isinstance(self.inner, ConfiguringDomain):
+            return self.inner.for_environment(options)
+        return None
 
     def command_families(self, action: Action) -> set[str]:
         if isinstance(self.inner, FamilyDomain):

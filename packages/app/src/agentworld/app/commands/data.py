@@ -11,20 +11,23 @@ from agentworld.app.commands.root import Seed, app, console
 from agentworld.core import plugins
 
 
-def _policy_mix(values: list[str] | None, domain: str) -> dict[str, float]:
+def _policy_mix(values: list[str] | None, domain: Any) -> dict[str, float]:
     """``--policy`` values as ``{name: weight}``; without any, weight 1 for each policy of
-    ``domain`` but its evaluation sets (a :class:`~agentworld.core.protocols.TaskingPolicy` with
-    a finite ``num_tasks``, such as the terminal's ``handwritten`` sessions).
+    ``domain`` (the domain object) but its evaluation sets (a
+    :class:`~agentworld.core.protocols.TaskingPolicy` with a finite ``num_tasks``, such as the
+    terminal's ``handwritten`` sessions), unless it offers nothing else (the terminal's
+    ``history`` replay of ``--set commands=FILE``).
 
     Raises:
         typer.BadParameter: a value is not ``NAME=WEIGHT`` with a number ``WEIGHT >= 0``.
-        UnknownPluginError: no values and ``domain`` is not installed.
     """
     if not values:
         from agentworld.core.protocols import TaskingPolicy
 
-        return {name: 1.0 for name, policy in plugins.get_domain(domain).policies().items()
-                if not (isinstance(policy, TaskingPolicy) and policy.num_tasks is not None)}
+        offered = domain.policies()
+        mix = {name: 1.0 for name, policy in offered.items()
+               if not (isinstance(policy, TaskingPolicy) and policy.num_tasks is not None)}
+        return mix or dict.fromkeys(offered, 1.0)
     mix: dict[str, float] = {}
     for item in values:
         name, sep, raw = item.partition("=")
@@ -75,9 +78,14 @@ def collect_cmd(
     from agentworld.core.partfile import PartFileError
     from agentworld.app.pipeline import collect_with_progress, part_path
 
-    mix = _policy_mix(policy, domain)
-    check_policies(plugins.get_domain(domain), mix)
+    from agentworld.core.domain_base import domain_hooks
+
     env_options = _env_options(set_, domain)  # OptionsError (a ValueError): main() prints it
+    # the domain its options make (a user's history brings its own policy)
+    configured = domain_hooks(plugins.get_domain(domain)).for_environment(env_options) \
+        or plugins.get_domain(domain)
+    mix = _policy_mix(policy, configured)
+    check_policies(configured, mix)
     check_output(out, overwrite=overwrite)
     part = part_path(out)
     if overwrite and part is not None:

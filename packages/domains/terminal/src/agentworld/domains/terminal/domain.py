@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import re
 import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from agentworld.core.protocols import TaskingPolicy
 from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.terminal import consistency as _consistency
 from agentworld.domains.terminal import explain as _explain
@@ -15,6 +18,13 @@ from agentworld.domains.terminal import scorer
 from agentworld.domains.terminal.bounds import describe_bounds
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.fs import FILE_CONDITIONS, output_holds
+from agentworld.domains.terminal.history import (
+    EPISODE_COMMANDS,
+    History,
+    HistoryPolicy,
+    episodes_of,
+    read_history,
+)
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.options import TerminalEnvOptions
 from agentworld.domains.terminal.policies import make_policies
@@ -22,6 +32,7 @@ from agentworld.domains.terminal.prompt import HOME, absolute_cwd, render_prompt
 from agentworld.domains.terminal.sandbox import detect_sandbox
 from agentworld.domains.terminal.state_text import render_setup
 from agentworld.domains.terminal.tasks import KINDS, TerminalTaskSampler
+from agentworld.domains.terminal.user_home import HomeTaskingPolicy, HomeTaskSampler, read_home
 
 _BUCKETS = {
     "ls": "ls",
@@ -62,6 +73,24 @@ the exit status N is non-zero. Commands running over 5 s are interrupted (`^C`, 
 
 
 @functools.cache
+def _history(path: str) -> History:
+    return read_history(Path(path))
+
+
+@functools.cache
+def _announce(path: str) -> None:
+    """Say once per process how much of the history at ``path`` is replayed."""
+    history = _history(path)
+    print(f"terminal: {Path(path).name}: {history.summary()}; {len(episodes_of(history))} "
+          f"episodes of up to {EPISODE_COMMANDS} commands", file=sys.stderr)
+
+
+@functools.cache
+def _home(path: str) -> dict[str, Any]:
+    return read_home(Path(path))[0]
+
+
+@functools.cache
 def _bash_version() -> str:
     try:
         text = subprocess.run(
@@ -74,12 +103,37 @@ def _bash_version() -> str:
 
 
 class TerminalDomain:
-    """The ``terminal`` domain (:class:`agentworld.core.protocols.Domain`)."""
+    """The ``terminal`` domain (:class:`agentworld.core.protocols.Domain`).
+
+    Args:
+        commands: A user's shell history or list of command lines (``--set commands=FILE``):
+            the domain then offers the ``history`` policy alone, replaying them
+            (:mod:`agentworld.domains.terminal.history`).
+        home: A user's folder (``--set home=DIR``) added to every task's home
+            (:mod:`agentworld.domains.terminal.user_home`).
+    """
 
     name = "terminal"
     version = "0.1.0"
     env_options = TerminalEnvOptions
     defines_rewards = False  # the world model predicts no reward footer; verify() rewards
+
+    def __init__(self, commands: str | Path | None = None, home: str | Path | None = None) -> None:
+        self.commands, self.home = commands, home
+
+    def for_environment(self, options: dict[str, Any]) -> TerminalDomain | None:
+        """The domain of ``options``' ``commands`` and ``home`` (``None`` without either);
+        says on stderr how many history lines are replayed and how many were skipped.
+
+        Raises:
+            ValueError: the history holds no runnable line, or the home cannot be copied.
+        """
+        if options.get("commands") is None and options.get("home") is None:
+            return None
+        domain = TerminalDomain(options.get("commands"), options.get("home"))
+        if domain.commands is not None:
+            _announce(str(domain.commands))
+        return domain
 
     def system_prompt(self, task: Task | None) -> str:
         """The world-model system prompt: the terminal's rules plus the task's initial file tree.
@@ -94,23 +148,39 @@ class TerminalDomain:
         return f"{SYSTEM_PROMPT}\n\n{render_setup(task.setup)}"
 
     def make_env(self, **kwargs: Any) -> TerminalEnv:
-        """A real :class:`TerminalEnv`; ``kwargs`` go to its constructor.
+        """A real :class:`TerminalEnv`; ``kwargs`` go to its constructor (but ``commands``,
+        which the ``history`` policy replays; ``home`` defaults to this domain's).
 
         Raises:
             RuntimeError: no sandbox (bubblewrap or unshare) works on this machine.
+            ValueError: ``home`` cannot be copied (:func:`~agentworld.domains.terminal.
+                user_home.read_home`).
         """
         detect_sandbox()
+        kwargs.pop("commands", None)  # the history policy's, not the environment's
+        if self.home is not None:
+            kwargs.setdefault("home", self.home)
         return TerminalEnv(**kwargs)
 
     def tasks(self) -> TerminalTaskSampler:
-        """The seeded task sampler."""
-        return TerminalTaskSampler()
+        """The seeded task sampler (with the user's home in each task when ``home`` is set)."""
+        return HomeTaskSampler(_home(str(self.home))) if self.home else TerminalTaskSampler()
 
     def policies(self) -> dict[str, Any]:
         """``{"scripted": ScriptedExpert, "random": RandomPolicy}``, plus ``"llm": LLMPolicy`` when
         ``$AGENTWORLD_LLM_BASE_URL`` is set (fresh, seed 0;
-        :func:`~agentworld.domains.terminal.policies.make_policies`)."""
-        return make_policies()
+        :func:`~agentworld.domains.terminal.policies.make_policies`); with ``commands``,
+        ``{"history": HistoryPolicy}`` alone. With ``home``, the policies that bring their
+        own tasks add the home to them."""
+        out: dict[str, Any] = make_policies()
+        if self.commands is not None:
+            out = {"history": HistoryPolicy(episodes_of(_history(str(self.commands))),
+                                            Path(self.commands).name)}
+        if self.home is not None:
+            home = _home(str(self.home))
+            out = {k: HomeTaskingPolicy(p, home) if isinstance(p, TaskingPolicy) else p
+                   for k, p in out.items()}
+        return out
 
     def score(self, predicted: str, reference: Observation) -> float:
         """Line/exit/cwd fidelity in [0, 1] (:func:`agentworld.domains.terminal.scorer.score`)."""

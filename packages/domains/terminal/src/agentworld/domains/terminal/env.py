@@ -31,6 +31,7 @@ from agentworld.domains.terminal.fs import (
 )
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.shell import CommandResult, Shell
+from agentworld.domains.terminal.user_home import read_home, with_home
 
 # One command line: printable ASCII without line breaks or tabs (a line break would type two
 # commands; the terminal's line limit is 4,095 bytes).
@@ -63,8 +64,11 @@ class TerminalEnv(gym.Env[str, str]):
             the same task for the same ``s``), as ``gymnasium.make("agentworld/terminal-v0")``
             does. Without it, such a reset starts an empty home directory with no reward.
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the transcript).
+        home: A folder of the user's copied into every episode's home, with the task's own
+            files (:mod:`agentworld.domains.terminal.user_home`: no link followed, bounded).
 
     Raises:
+        ValueError: ``home`` is not a folder, holds nothing, or is too large.
         RuntimeError: (from ``reset``) no sandbox works on this machine.
     """
 
@@ -78,9 +82,11 @@ class TerminalEnv(gym.Env[str, str]):
         root_parent: str | None = None,
         tasks: Any = None,
         render_mode: str | None = None,
+        home: str | Path | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.home = read_home(Path(home))[0] if home is not None else None
         self.limits = limits or Limits()
         self.max_steps = max_steps
         self.sandbox = sandbox
@@ -119,7 +125,10 @@ class TerminalEnv(gym.Env[str, str]):
         """
         super().reset(seed=seed)
         self.close()
-        self.task = task = episode_task(options, self.tasks, self.np_random)
+        task = episode_task(options, self.tasks, self.np_random)
+        if self.home is not None:
+            task = with_home(task or Task(id="home", domain="terminal", instruction=""), self.home)
+        self.task = task
         self._root = EpisodeRoot.make("agentworld-ep-", self.root_parent, self.limits, task)
         self.root = self._root.path
         try:
