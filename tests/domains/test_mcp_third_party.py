@@ -123,6 +123,11 @@ def test_collect_cli_takes_any_server_through_set(time_server, tmp_path):
     assert len(episodes) == 2 and all(e.steps for e in episodes)
     prompt = episodes[0].system_prompt
     assert "'mcp-server-time'" in prompt and '"convert_time"' in prompt and "notes" not in prompt
+    # tasks from the server's own tools; the summary gives its coverage
+    assert all(e.task.kind == "explore" and e.task.instruction.startswith("On mcp-server-time: ")
+               for e in episodes)
+    output = " ".join(result.output.split())  # the console wraps at 80 columns
+    assert "coverage mcp-server-time: " in output and "2/2 tools answered without error" in output
     bad = CliRunner().invoke(app, ["collect", "--domain", "mcp", "--episodes", "1", "--set",
                                    "timeout_s=soon", "--out", str(tmp_path / "x.jsonl")])
     assert "environment option timeout_s='soon': Input should be a valid number" in str(bad.exception)

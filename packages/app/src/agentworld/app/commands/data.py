@@ -105,6 +105,10 @@ def collect_cmd(
     if part is not None:
         Path(part).unlink(missing_ok=True)
     console.print(f"wrote {len(result)} episodes ({sum(len(e.steps) for e in result)} transitions) -> {out}")
+    from agentworld.core.tool_coverage import coverage_lines
+
+    for text in coverage_lines(result):  # per tool server: non-error share, tools answered
+        console.print(text)
 
 
 def _env_options(pairs: list[str] | None, domain: str) -> dict[str, Any]:
