@@ -70,6 +70,10 @@ def test_client_tasks_are_refused_and_sigterm_closes_every_sandbox(tmp_path: Pat
         rpc = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
         plain = {**auth, "content-type": "text/plain", "origin": url}
         assert httpx.post(f"{url}/mcp", content=rpc, headers=plain).status_code == 415
+        with connect(url.replace("http", "ws", 1) + f"/ws?token={tokens[0]}", open_timeout=30):
+            pass
+        log = (tmp_path / "server.log").read_text()
+        assert log.count(tokens[0]) == 3 and "/ws?token=***" in log  # not in the access log
         with pytest.raises(Exception, match="403"):
             with GenericEnvClient(base_url=url).sync() as stranger:
                 stranger.reset()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -138,6 +140,19 @@ def serve(
         signal.signal(signal.SIGTERM, previous)
 
 
+class RedactTokens(logging.Filter):
+    """Replaces the value of every ``token=`` query parameter in a log record's message by
+    ``***`` (uvicorn logs a WebSocket handshake's path with its query: ``/ws?token=KEY``)."""
+
+    PATTERN = re.compile(r"([?&]token=)[^&\s\"']+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "token=" in message:
+            record.msg, record.args = self.PATTERN.sub(r"\1***", message), None
+        return True
+
+
 def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
@@ -145,6 +160,9 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 def _run_uvicorn(app: FastAPI, host: str, port: int, limit: int) -> None:
     import uvicorn
 
+    redact = RedactTokens()
+    for name in ("uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).addFilter(redact)
     uvicorn.run(
         app,
         host=host,
