@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
-import torch
 from agentworld.core.formats import (
     answer_prefix,
     cpt_text,
@@ -38,9 +36,11 @@ from agentworld.core.types import Episode
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.trainers.models.chat_mask import ChatMasker, render_with_spans
+from agentworld.trainers.training.batches import IGNORE_INDEX, PAD_MULTIPLE, Sample, collate
 
 __all__ = [
     "IGNORE_INDEX",
+    "PAD_MULTIPLE",
     "Sample",
     "batch_stream",
     "collate",
@@ -50,20 +50,6 @@ __all__ = [
     "render_with_spans",
     "sft_samples",
 ]
-
-IGNORE_INDEX = -100
-
-
-@dataclass(slots=True)
-class Sample:
-    """One training sequence: ``input_ids`` ``[seq_len]`` and ``loss_mask`` ``[seq_len]`` (1 = predict)."""
-
-    input_ids: list[int]
-    loss_mask: list[int]
-
-    def __len__(self) -> int:
-        return len(self.input_ids)
-
 
 def cpt_blocks(
     episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, block_size: int
@@ -230,31 +216,3 @@ def batch_stream(
             cache = length_batches(lengths, batch_size, seed + epoch)
         yield [samples[i] for i in cache[g % per_epoch]]
         n += 1
-
-
-PAD_MULTIPLE = 64  # tokens; batch widths are rounded up to it
-
-
-def collate(batch: Sequence[Sample], pad_id: int) -> dict[str, torch.Tensor]:
-    """Right-pad a micro-batch: ``input_ids`` and ``labels`` ``[batch, width]`` (labels -100 off-target).
-    Packed rows (:class:`agentworld.trainers.training.speed.Packed`) go to
-    :func:`~agentworld.trainers.training.speed.collate_packed`.
-
-    ``width`` is the longest sample rounded up to a multiple of ``PAD_MULTIPLE`` tokens, so
-    that a run sees a few dozen distinct shapes instead of hundreds (oneDNN builds and caches
-    kernels per shape). No attention mask is returned: with right padding a causal model never
-    attends from a real token to a pad, so SDPA can take its fast causal path.
-    """
-    if hasattr(batch[0], "lengths"):
-        from agentworld.trainers.training.speed import collate_packed
-
-        return collate_packed(batch, pad_id)  # type: ignore[arg-type]
-    width = -(-max(len(s) for s in batch) // PAD_MULTIPLE) * PAD_MULTIPLE
-    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    labels = torch.full((len(batch), width), IGNORE_INDEX, dtype=torch.long)
-    for row, s in enumerate(batch):
-        ids[row, : len(s)] = torch.tensor(s.input_ids)
-        labels[row, : len(s)] = torch.where(
-            torch.tensor(s.loss_mask, dtype=torch.bool), torch.tensor(s.input_ids), IGNORE_INDEX
-        )
-    return {"input_ids": ids, "labels": labels}
