@@ -14,6 +14,7 @@ from agentworld.domains.mcp.explore.explorer import ToolExplorer, chains, goal_t
 from agentworld.domains.mcp.explore.values import (
     ValuePool,
     mine_call,
+    mine_listing,
     mine_command_line,
     mine_response,
     names_match,
@@ -136,3 +137,28 @@ def test_coverage_of_an_episode():
     assert is_error_text("Error executing tool x: y") and is_error_text("Invalid timezone")
     assert is_error_text("ValueError: bad") and not is_error_text("Table created successfully")
     assert response_shape('{"a": [1, 2]}') == response_shape('{"a": [3]}') == "{a:[int]}"
+
+
+def test_listed_resources_and_prompts_are_mined():
+    pool = ValuePool()
+    mine_listing(pool, [{"uri": "memo://insights", "name": "Business Insights Memo"},
+                        {"uri": "file:///srv/data/report.csv", "name": "report"}], "resource")
+    mine_listing(pool, [{"name": "mcp-demo"}], "prompt")
+    assert pool.get("uri") == ["file:///srv/data/report.csv", "memo://insights"]
+    assert pool.get("path") == ["/srv/data/report.csv"]
+    assert pool.get("resource_name") == ["report", "Business Insights Memo"]
+    assert pool.get("prompt_name") == ["mcp-demo"]
+
+
+def test_a_foreign_server_gets_the_explorer_domain_ours_do_not():
+    from agentworld.domains.mcp.domain import McpDomain
+    from agentworld.domains.mcp.explore.domain import ExplorerDomain
+    from agentworld.domains.mcp.explore.mcp import ExplorerTaskSampler
+
+    domain = McpDomain()
+    assert domain.for_environment({}) is None
+    assert domain.for_environment({"server": "todo"}) is None
+    foreign = domain.for_environment({"server": "/venv/bin/mcp-server-x --root /srv"})
+    assert isinstance(foreign, ExplorerDomain) and foreign.name == "mcp"
+    assert isinstance(foreign.tasks(), ExplorerTaskSampler)
+    assert set(foreign.policies()) >= {"scripted", "random"}

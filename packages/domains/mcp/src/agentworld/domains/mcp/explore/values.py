@@ -152,8 +152,8 @@ def mine_listing(pool: ValuePool, items: Iterable[dict[str, Any]], kind: str) ->
         for key in ("name", "uri", "uriTemplate"):
             if isinstance(item.get(key), str):
                 pool.add(f"{kind}_{key}" if key != "uri" else "uri", item[key])
-                if key == "uri":
-                    pool.add("path", item[key].split("://", 1)[-1]) if "file://" in item[key] else None
+                if key == "uri" and item[key].startswith("file://"):
+                    pool.add("path", item[key].removeprefix("file://"))
 
 
 def mine_call(pool: ValuePool, tool: str, arguments: dict[str, Any], ok: bool) -> None:
