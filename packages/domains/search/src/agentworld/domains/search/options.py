@@ -22,8 +22,9 @@ class SearchEnvOptions(EnvOptions):
         corpus: A folder of the user's own Markdown, HTML, reStructuredText and text
             documents (:mod:`agentworld.domains.search.user_corpus`) searched instead of the
             built-in corpus, with tasks synthesised from them
-            (:mod:`agentworld.domains.search.user_tasks`). A folder that does not exist or
-            holds no document is refused here, before any file is written.
+            (:mod:`agentworld.domains.search.user_tasks`). A folder that does not exist, holds
+            no document, or gives no question is refused here, before any file is written
+            (its pages and index are built and cached here).
     """
 
     world_seed: int = 0
@@ -34,7 +35,13 @@ class SearchEnvOptions(EnvOptions):
     def _usable(cls, corpus: Path | None) -> Path | None:
         if corpus is None:
             return None
-        from agentworld.domains.search.user_corpus import document_files
+        from agentworld.domains.search.user_corpus import document_files, load_user_engine
+        from agentworld.domains.search.user_tasks import UserTaskSampler
 
         document_files(corpus)  # raises CorpusError (a ValueError) naming the folder
+        engine, digest = load_user_engine(str(corpus.resolve()))  # built and cached once
+        try:
+            UserTaskSampler(engine.pages, digest)
+        except ValueError as e:
+            raise ValueError(f"corpus {str(corpus)!r}: {e}") from None
         return corpus.resolve()
