@@ -1,13 +1,17 @@
 """``McpEnv``: a real stdio MCP server as a Gymnasium 1.x environment.
 
 Each episode starts a fresh server process with a private state directory
-(``tempfile.mkdtemp``), removed on ``close``. The observation after a tool call is the tool's
-raw response text (structured results as their JSON text); tool errors keep their text. The
-state behind it, for collection and checks only, is :meth:`McpEnv.privileged_state`.
+(:func:`state_dir`), removed on ``close``; the server dies with the driver (the kernel's
+parent-death signal, :mod:`agentworld.domains.mcp.client`), and the state directories a killed
+driver left are removed by the next process's first episode. The observation after a tool call
+is the tool's raw response text (structured results as their JSON text); tool errors keep their
+text. The state behind it, for collection and checks only, is :meth:`McpEnv.privileged_state`.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
 import string
 import tempfile
@@ -17,6 +21,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 from agentworld.core.gymvec import FreeText
+from agentworld.core.owned_dirs import owned_prefix, sweep_dead
 from agentworld.core.types import Action, ObservationText, Task
 from agentworld.domains.mcp import catalog, checks
 from agentworld.domains.mcp.calls import definitions, listing, parse_call
@@ -26,6 +31,24 @@ from agentworld.domains.mcp.prompt import system_prompt as prompt_for
 
 MAX_TEXT = 65536
 DEFAULT_SERVER = "notes"
+
+
+STATE_PREFIX = "agentworld-mcp-"
+
+
+@functools.cache
+def _swept(parent: str, pid: int) -> list[str]:
+    return sweep_dead(parent, STATE_PREFIX)
+
+
+def state_dir() -> Path:
+    """A new private directory (``mkdtemp``, mode 0700) for an episode's server state:
+    ``agentworld-mcp-<pid>-<start time>-<random>`` under the system temporary directory. The
+    first call of a process removes the ones whose owner process is gone (a driver killed with
+    SIGKILL cannot remove its own; :func:`agentworld.core.owned_dirs.sweep_dead`)."""
+    parent = tempfile.gettempdir()
+    _swept(parent, os.getpid())
+    return Path(tempfile.mkdtemp(prefix=owned_prefix(STATE_PREFIX), dir=parent))
 
 
 class McpEnv(gym.Env[str, str]):
@@ -92,7 +115,7 @@ class McpEnv(gym.Env[str, str]):
         self.task = task
         setup = task.setup if task else {}
         self._server_name = self.server or setup.get("server") or DEFAULT_SERVER
-        self.root = Path(tempfile.mkdtemp(prefix="agentworld-mcp-"))
+        self.root = state_dir()
         try:
             self._start()
             for call in setup.get("calls", []) if self.server is None else []:

@@ -27,19 +27,17 @@ import atexit
 import contextlib
 import functools
 import os
-import re
 import shutil
-import stat
 import tempfile
 from pathlib import Path
 
+from agentworld.core.owned_dirs import owned_prefix, start_time, sweep_dead
 from agentworld.domains.terminal.disk import mounts_under, unmount
 from agentworld.domains.terminal.hostfiles import private_dir
 from agentworld.domains.terminal.safefs import remove_tree
 
 ROOT_ENV = "AGENTWORLD_TERMINAL_ROOT"  # directory for episode roots (overrides the default)
 SESSION_PREFIX = "agentworld-run-"
-_SESSION = re.compile(r"agentworld-run-(\d+)-(\d+)-[A-Za-z0-9_]+\Z")
 _PROBE = ("05", "02", "07", "00", "06", "03", "01", "04")  # created in this (unsorted) order
 
 
@@ -68,51 +66,23 @@ def listing_order(parent: str) -> str | None:
     return "newest_first" if listed == _PROBE[::-1] else None
 
 
-def _start_time(pid: int) -> int | None:
-    """Start time of process ``pid`` in clock ticks since boot (``proc(5)``, stat field 22)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return int(fh.read().rpartition(")")[2].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
+_start_time = start_time  # tests predict session names with it
 
 
 def sweep_dead_sessions(parent: str) -> list[str]:
-    """Remove the session directories under ``parent`` whose owning process is gone.
+    """Remove the session directories under ``parent`` whose owning process is gone
+    (:func:`agentworld.core.owned_dirs.sweep_dead`).
 
     Only directories (not links) owned by this process's user are touched; a directory whose
     pid is alive with the recorded start time is kept. The episode file systems mounted in it
     (:mod:`agentworld.domains.terminal.disk`) are unmounted first. Returns the paths removed.
     """
-    removed = []
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return removed
-    for name in names:
-        match = _SESSION.match(name)
-        if match is None:
-            continue
-        pid, started = int(match.group(1)), int(match.group(2))
-        if _start_time(pid) == started:
-            continue
-        path = os.path.join(parent, name)
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-            continue
-        for point in mounts_under(path):  # episode file systems of the dead process
-            unmount(point)
-        claimed = f"{path}.sweep-{os.getpid()}"
-        try:
-            os.rename(path, claimed)  # one sweeper wins; the others skip it
-        except OSError:
-            continue
-        _remove_inside(claimed)
-        removed.append(path)
-    return removed
+    return sweep_dead(parent, SESSION_PREFIX, before=_unmount_inside, remove=_remove_inside)
+
+
+def _unmount_inside(path: str) -> None:
+    for point in mounts_under(path):  # episode file systems of the dead process
+        unmount(point)
 
 
 def _remove_inside(top: str) -> None:
@@ -142,7 +112,7 @@ def session_dir(parent: str | None = None) -> str:
 @functools.cache
 def _session_dir(base: str, pid: int) -> str:
     sweep_dead_sessions(base)
-    prefix = f"{SESSION_PREFIX}{pid}-{_start_time(pid) or 0}-"
+    prefix = owned_prefix(SESSION_PREFIX, pid)
     path = str(private_dir(base, prefix, 0o711))
     atexit.register(_remove_if_empty, path, pid)
     return path
