@@ -22,11 +22,17 @@ import json
 import pydoc
 import sys
 import types
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from agentworld.core.cache import cache_root, private_dir
 from agentworld.core.io import atomic_write
+from agentworld.domains.search.page import Page
+
+__all__ = [
+    "CORPUS_VERSION", "DOC_MODULES", "DOCS_URL", "MAX_DOC_CHARS", "Page", "build_corpus",
+    "cache_dir", "corpus_path", "docs_pages",
+]
 
 CORPUS_VERSION = "1"
 DOCS_URL = "https://docs.python.org/3/library"
@@ -45,25 +51,6 @@ DOC_MODULES: tuple[str, ...] = (
 )
 """Standard-library modules whose documentation is in the corpus (75 modules)."""
 _DOCUMENTED = (types.FunctionType, types.BuiltinFunctionType, type)
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    """One page of the corpus.
-
-    Attributes:
-        url: Its address (unique in the corpus).
-        title: The page title shown in search results.
-        text: The page body (Markdown for world pages, plain docstring text for docs).
-        date: Publication date shown in results (``"N/A"`` for reference pages).
-        source: ``"docs"`` or ``"world"``.
-    """
-
-    url: str
-    title: str
-    text: str
-    date: str = "N/A"
-    source: str = "docs"
 
 
 def docs_pages(modules: tuple[str, ...] = DOC_MODULES) -> list[Page]:

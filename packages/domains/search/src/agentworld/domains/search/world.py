@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from agentworld.domains.search.corpus import Page
+from agentworld.domains.search.page import Page
 
 WIKI = "https://en.worldpedia.org/wiki"
 NEWS = "https://news.example-times.com"
