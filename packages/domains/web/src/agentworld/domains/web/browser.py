@@ -26,7 +26,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,6 +39,10 @@ CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-st
 CHROMIUM_VAR = "AGENTWORLD_CHROMIUM"
 
 
+SUBMIT_BINDING = "__agentworldSubmitted"
+SUBMIT_JS = (f"document.addEventListener('submit', () => {{ try {{ window.{SUBMIT_BINDING}"
+             "(location.href); } catch (e) {} }, true);")
+"""Reports each form submission (the event fires once the browser's validation passed)."""
 def find_chromium() -> str:
     """The Chromium executable to drive.
 
@@ -122,9 +126,15 @@ class Tab:
     #: Seconds past ``timeout_s`` before the watchdog kills a renderer that never answered.
     GRACE_S = 2.0
 
+        allow: Which URLs the page may reach instead of ``hosts`` (the user's own site's
+            origin, :class:`~agentworld.domains.web.site_target.SiteTarget`); with it every
+            form submission of the context is recorded in :attr:`submitted_from` (the URL of
+            the page whose form was submitted, in order).
     def __init__(self, browser: Browser, hosts: set[str], timeout_s: float,
-                 headers: dict[str, str] | None = None) -> None:
-        self.hosts, self.timeout_ms = hosts, int(timeout_s * 1000)
+                 headers: dict[str, str] | None = None,
+                 allow: Callable[[str], bool] | None = None) -> None:
+        self.hosts, self.timeout_ms, self.allow = hosts, int(timeout_s * 1000), allow
+        self.submitted_from: list[str] = []
         self.watchdog = Watchdog(browser.id)
         self.context = browser.browser.new_context(viewport={"width": 1024, "height": 768},
                                                    extra_http_headers=headers or {})
@@ -135,7 +145,13 @@ class Tab:
         self.page = self._new_page()
 
     def allowed(self, url: str) -> bool:
-        """Whether ``url`` is on one of the apps (``http``, an app host, port 80)."""
+        if allow is not None:
+            self.context.expose_binding(SUBMIT_BINDING, self._on_submit)
+            self.context.add_init_script(SUBMIT_JS)
+        """Whether ``url`` is on one of the apps (``http``, an app host, port 80), or
+        ``allow(url)`` when given."""
+        if self.allow is not None:
+            return self.allow(url)
         parts = urlsplit(url)
         return parts.scheme == "http" and parts.hostname in self.hosts and parts.port in (None, 80)
 
@@ -153,6 +169,10 @@ class Tab:
         page.on("crash", self._on_crash)
         page.on("dialog", lambda dialog: dialog.dismiss())
         return page
+    def _on_submit(self, source: Any, page_url: str) -> None:
+        if isinstance(page_url, str) and self.allowed(page_url):
+            self.submitted_from.append(page_url)
+
 
     def _on_crash(self, page: Any) -> None:
         if page is self.page:

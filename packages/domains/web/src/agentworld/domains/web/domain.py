@@ -40,6 +40,22 @@ class WebDomain(DomainBase):
         return SYSTEM_PROMPT if task is None else f"{SYSTEM_PROMPT}\n\nTask given to the agent: {task.instruction}"
 
     def make_env(self, **kwargs: Any) -> WebEnv:
+    def for_environment(self, options: dict[str, Any]) -> WebDomain | None:
+        """With ``url`` or ``site`` (the user's own site), a
+        :class:`~agentworld.domains.web.site_domain.SiteDomain` whose tasks and policies are
+        the site's, checked here (its start page loads, it gives a task); else ``None``.
+
+        Raises:
+            ValueError: the site's start page does not load, or it gives no task.
+        """
+        if options.get("url") is None and options.get("site") is None:
+            return None
+        from agentworld.domains.web.site_domain import SiteDomain
+
+        domain = SiteDomain(options.get("url"), options.get("site"))
+        domain.tasks()
+        return domain
+
         """A real :class:`WebEnv` (``kwargs`` go to its constructor); the browser starts at
         the first reset.
 

@@ -10,6 +10,12 @@ action is an ``Error:`` line in the observation (reward 0, the episode goes on),
 exception. Off-host navigation, a hung page and a crashed renderer are contained
 (:mod:`agentworld.domains.web.browser`) and reported the same way.
 
+With ``url=`` (an app the user runs) or ``site=`` (a folder of static files served on loopback)
+the browser reaches the user's own site instead, and nothing else
+(:mod:`agentworld.domains.web.site_target`); its tasks are synthesised from the site's pages
+(:mod:`agentworld.domains.web.site_tasks`) and done once the tab shows the page asked for, or
+a form of the page asked for was submitted.
+
 The browser and the apps' server start at the first reset and stop at :meth:`WebEnv.close`
 (also at garbage collection of the env and at interpreter exit).
 """
@@ -19,7 +25,9 @@ from __future__ import annotations
 import atexit
 import json
 import weakref
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import gymnasium
 from gymnasium import spaces
@@ -29,6 +37,8 @@ from agentworld.domains.web import miniwob_tasks
 from agentworld.domains.web.actions import ActionError, BrowserAction, parse
 from agentworld.domains.web.apps.server import HOSTS, AppServer
 from agentworld.domains.web.browser import Browser, Tab
+from agentworld.domains.web.site_target import SiteTarget
+from agentworld.domains.web.site_tasks import SiteTaskSampler, site_done
 from agentworld.domains.web.tasks import WebTaskSampler, is_done
 
 ACTION_MAX_LENGTH = 4096
@@ -75,6 +85,10 @@ class WebEnv(gymnasium.Env):
         timeout_s: Seconds an action or the page may take before it counts as hung.
         chromium: The Chromium executable (default:
             :func:`~agentworld.domains.web.browser.find_chromium`).
+        url: The user's own web app (``http://HOST:PORT/``), the only origin the browser may
+            reach; its requests carry no header of ours.
+        site: A folder of the user's static files, served on loopback as
+            ``http://site.test/`` (exclusive with ``url``).
 
     Spaces: ``action_space`` is ``spaces.Text`` of one action (up to 4096 characters);
     ``observation_space`` ``spaces.Text`` up to 200,000 characters.
@@ -83,8 +97,13 @@ class WebEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, tasks: WebTaskSampler | None = None, timeout_s: float = 5.0,
-                 chromium: str | None = None) -> None:
-        self.tasks = tasks or WebTaskSampler()
+                 chromium: str | None = None, url: str | None = None,
+                 site: Path | str | None = None) -> None:
+        if url is not None and site is not None:
+            raise ValueError("give url= or site=, not both")
+        self.url, self.site = url, site
+        self.tasks = tasks or (None if url or site else WebTaskSampler())
+        self.target: SiteTarget | None = None
         self.timeout_s, self.chromium = timeout_s, chromium
         self.action_space = spaces.Text(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
         self.observation_space = spaces.Text(OBSERVATION_MAX_LENGTH, min_length=0,
@@ -100,10 +119,16 @@ class WebEnv(gymnasium.Env):
 
     # -- lifecycle -----------------------------------------------------------------------
     def _start(self) -> None:
-        if self.server is None:
+        if self.url or self.site:
+            if self.target is None:
+                self.target = SiteTarget(self.url, self.site)
+            if self.tasks is None:
+                self.tasks = SiteTaskSampler(self.target.pages(), self.target.start_url)
+        elif self.server is None:
             self.server = AppServer()
         if self.browser is None:
-            self.browser = Browser(self.server.resolver_rules(), self.chromium)
+            rules = (self.target or self.server).resolver_rules()
+            self.browser = Browser(rules, self.chromium)
             _OPEN.add(self)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -113,17 +138,28 @@ class WebEnv(gymnasium.Env):
 
         Raises:
             agentworld.core.errors.EnvironmentUnavailableError: no Chromium, or it fails.
+            ValueError: a site task without ``url``/``site``, or a built-in app's task with.
         """
         super().reset(seed=seed)
+        self._start()
         task = (options or {}).get("task")
         if task is None:
             task = self.tasks.sample(1, seed=int(self.np_random.integers(2**31)))[0]
-        self.task = task if isinstance(task, Task) else Task.model_validate(task)
-        self._start()
+        task = task if isinstance(task, Task) else Task.model_validate(task)
+        if bool(task.setup.get("site")) != (self.target is not None):
+            raise ValueError(f"task {task.id!r} is " + (
+                "a task of the user's own site; this env was given no url= or site="
+                if self.target is None else "a built-in app's task; this env runs the user's site"))
+        self.task = task
         if self.tab is not None:
             self.tab.close()
-        self.server.reset(int(self.task.setup.get("world_seed", 0)))
-        self.tab = Tab(self.browser, set(HOSTS), self.timeout_s, self.server.headers())
+        if self.target is not None:
+            self.target.reset(0)
+            self.tab = Tab(self.browser, set(), self.timeout_s, self.target.headers(),
+                           allow=self.target.allowed)
+        else:
+            self.server.reset(int(self.task.setup.get("world_seed", 0)))
+            self.tab = Tab(self.browser, set(HOSTS), self.timeout_s, self.server.headers())
         error = self._run(BrowserAction("goto", {"url": self.start_url()}))
         if self.task.setup.get("miniwob") and not error:
             with self.tab.guard():
@@ -143,6 +179,9 @@ class WebEnv(gymnasium.Env):
         if self.server is not None:
             self.server.close()
             self.server = None
+        if self.target is not None:
+            self.target.close()
+            self.target = None
         _OPEN.discard(self)
 
     def __del__(self) -> None:
@@ -153,6 +192,13 @@ class WebEnv(gymnasium.Env):
 
     def start_url(self) -> str:
         return str(self.task.setup.get("start_url", "http://shop.test/")) if self.task else ""
+
+    def reachable(self) -> str:
+        """What the browser may reach, for error lines."""
+        if self.target is not None:
+            parts = urlsplit(self.target.start_url)
+            return f"only the site {parts.scheme}://{parts.netloc}/ is reachable"
+        return f"only {', '.join('http://' + h + '/' for h in HOSTS)} are reachable"
 
     # -- steps ---------------------------------------------------------------------------
     def step(self, action: Action | str) -> tuple[ObservationText, float, bool, bool, dict[str, Any]]:
@@ -182,6 +228,9 @@ class WebEnv(gymnasium.Env):
         MiniWoB++ task the page's own verdict (done, raw reward > 0)."""
         from playwright.sync_api import Error
 
+        if self.task.setup.get("site"):
+            done = site_done(self.task.check, self.tab.page.url, self.tab.submitted_from)
+            return float(done), done
         if not self.task.setup.get("miniwob"):
             done = is_done(self.server.world, self.task.check)
             return float(done), done
@@ -204,8 +253,7 @@ class WebEnv(gymnasium.Env):
             tab.poll()  # a hung page times out here, not in a call without a timeout
             if action.name == "goto":
                 if not tab.allowed(args["url"]):
-                    return (f"navigation to {args['url']!r} blocked: only "
-                            f"{', '.join('http://' + h + '/' for h in HOSTS)} are reachable")
+                    return f"navigation to {args['url']!r} blocked: {self.reachable()}"
                 with tab.guard():
                     page.goto(args["url"], wait_until="load")
             elif action.name == "go_back":
@@ -249,8 +297,9 @@ class WebEnv(gymnasium.Env):
 
         tab = self.tab
         if tab.blocked:
-            error = (f"navigation to {tab.blocked[0]!r} blocked: it is off-host (only the "
-                     "local apps are reachable); the tab went back")
+            error = (f"navigation to {tab.blocked[0]!r} blocked: it is off-host ("
+                     + ("only the local apps are reachable" if self.target is None
+                        else self.reachable()) + "); the tab went back")
             if not tab.allowed(tab.page.url):
                 tab.replace(self.last_url or self.start_url())
         hung = (f"the page stopped responding (no answer within {self.timeout_s:g} s); its "
@@ -282,12 +331,15 @@ class WebEnv(gymnasium.Env):
 
     def privileged_state(self) -> dict[str, Any]:
         """The state behind the last observation: the apps' state
-        (:meth:`~agentworld.domains.web.apps.world.World.snapshot`), ``url``, and ``targets``
+        (:meth:`~agentworld.domains.web.apps.world.World.snapshot`; on the user's site
+        ``submitted_from``, the pages whose forms were submitted), ``url``, and ``targets``
         (bid -> ``role 'name'`` of the page's interactive elements,
         :func:`~agentworld.domains.web.explain.targets`)."""
         from agentworld.domains.web.explain import targets
 
         state = self.server.world.snapshot() if self.server else {}
+        if self.target is not None and self.tab is not None:
+            state = {"submitted_from": list(self.tab.submitted_from)}
         return {**state, "url": self.page_url, "targets": targets(self.last_tree)}
 
 

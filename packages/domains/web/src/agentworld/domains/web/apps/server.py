@@ -68,6 +68,10 @@ class AppServer:
                  for name, module in HOSTS.items()]
         app = Starlette(routes=hosts)
         app.add_route("/{path:path}", lambda request: PlainTextResponse("unknown host", 404))
+        self._serve(app, "web-apps")
+
+    def _serve(self, app: Any, name: str) -> None:
+        """Serve ``app`` behind the episode key on a free loopback port, in a thread."""
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
@@ -78,13 +82,13 @@ class AppServer:
         self._server.install_signal_handlers = lambda: None  # not the main thread's business
         self._thread = threading.Thread(target=self._server.run,
                                         kwargs={"sockets": [self._socket]}, daemon=True,
-                                        name=f"web-apps-{self.port}")
+                                        name=f"{name}-{self.port}")
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 self.close()
-                raise RuntimeError(f"the web apps' server on 127.0.0.1:{self.port} did not start")
+                raise RuntimeError(f"the {name} server on 127.0.0.1:{self.port} did not start")
             time.sleep(0.005)
 
     def reset(self, seed: int) -> World:
