@@ -35,14 +35,14 @@ from agentworld.core.errors import EnvironmentUnavailableError
 from agentworld.domains.web import axtree
 from agentworld.domains.web.watchdog import BROWSER_VAR, Watchdog
 
-CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-CHROMIUM_VAR = "AGENTWORLD_CHROMIUM"
-
-
 SUBMIT_BINDING = "__agentworldSubmitted"
 SUBMIT_JS = (f"document.addEventListener('submit', () => {{ try {{ window.{SUBMIT_BINDING}"
              "(location.href); } catch (e) {} }, true);")
 """Reports each form submission (the event fires once the browser's validation passed)."""
+CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+CHROMIUM_VAR = "AGENTWORLD_CHROMIUM"
+
+
 def find_chromium() -> str:
     """The Chromium executable to drive.
 
@@ -121,15 +121,15 @@ class Tab:
         hosts: Host names the page may reach (``http://HOST/`` only).
         timeout_s: Seconds an action or a poll of the page may take before it counts as hung.
         headers: HTTP headers sent with every request of the context (the apps' episode key).
+        allow: Which URLs the page may reach instead of ``hosts`` (the user's own site's
+            origin, :class:`~agentworld.domains.web.site_target.SiteTarget`); with it every
+            form submission of the context is recorded in :attr:`submitted_from` (the URL of
+            the page whose form was submitted, in order).
     """
 
     #: Seconds past ``timeout_s`` before the watchdog kills a renderer that never answered.
     GRACE_S = 2.0
 
-        allow: Which URLs the page may reach instead of ``hosts`` (the user's own site's
-            origin, :class:`~agentworld.domains.web.site_target.SiteTarget`); with it every
-            form submission of the context is recorded in :attr:`submitted_from` (the URL of
-            the page whose form was submitted, in order).
     def __init__(self, browser: Browser, hosts: set[str], timeout_s: float,
                  headers: dict[str, str] | None = None,
                  allow: Callable[[str], bool] | None = None) -> None:
@@ -140,14 +140,14 @@ class Tab:
                                                    extra_http_headers=headers or {})
         self.context.set_default_timeout(self.timeout_ms)
         self.context.route("**/*", self._route)
+        if allow is not None:
+            self.context.expose_binding(SUBMIT_BINDING, self._on_submit)
+            self.context.add_init_script(SUBMIT_JS)
         self.blocked: list[str] = []
         self.crashed = False
         self.page = self._new_page()
 
     def allowed(self, url: str) -> bool:
-        if allow is not None:
-            self.context.expose_binding(SUBMIT_BINDING, self._on_submit)
-            self.context.add_init_script(SUBMIT_JS)
         """Whether ``url`` is on one of the apps (``http``, an app host, port 80), or
         ``allow(url)`` when given."""
         if self.allow is not None:
@@ -164,15 +164,15 @@ class Tab:
             self.blocked.append(request.url)
         route.abort("blockedbyclient")
 
+    def _on_submit(self, source: Any, page_url: str) -> None:
+        if isinstance(page_url, str) and self.allowed(page_url):
+            self.submitted_from.append(page_url)
+
     def _new_page(self) -> Any:
         page = self.context.new_page()
         page.on("crash", self._on_crash)
         page.on("dialog", lambda dialog: dialog.dismiss())
         return page
-    def _on_submit(self, source: Any, page_url: str) -> None:
-        if isinstance(page_url, str) and self.allowed(page_url):
-            self.submitted_from.append(page_url)
-
 
     def _on_crash(self, page: Any) -> None:
         if page is self.page:

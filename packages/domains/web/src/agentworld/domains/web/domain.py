@@ -39,7 +39,6 @@ class WebDomain(DomainBase):
         """The world-model system prompt, plus the agent's task when known."""
         return SYSTEM_PROMPT if task is None else f"{SYSTEM_PROMPT}\n\nTask given to the agent: {task.instruction}"
 
-    def make_env(self, **kwargs: Any) -> WebEnv:
     def for_environment(self, options: dict[str, Any]) -> WebDomain | None:
         """With ``url`` or ``site`` (the user's own site), a
         :class:`~agentworld.domains.web.site_domain.SiteDomain` whose tasks and policies are
@@ -56,6 +55,7 @@ class WebDomain(DomainBase):
         domain.tasks()
         return domain
 
+    def make_env(self, **kwargs: Any) -> WebEnv:
         """A real :class:`WebEnv` (``kwargs`` go to its constructor); the browser starts at
         the first reset.
 
