@@ -7,6 +7,9 @@ its memory is released.
 
 Containment:
 
+* Chromium's own sandbox where it can run (an ordinary user with user namespaces), else
+  ``--no-sandbox`` (root), as :mod:`agentworld.domains.web.chromium_sandbox` decides and
+  ``agentworld domains`` says;
 * only the local apps are reachable: Chromium resolves their host names to the apps' server
   and no other name (``--host-resolver-rules``), and every request to another origin is
   aborted by a route on the context; a blocked main-frame navigation is reported
@@ -33,6 +36,7 @@ from urllib.parse import urlsplit
 
 from agentworld.core.errors import EnvironmentUnavailableError
 from agentworld.domains.web import axtree
+from agentworld.domains.web.chromium_sandbox import sandbox_flags
 from agentworld.domains.web.watchdog import BROWSER_VAR, Watchdog
 
 SUBMIT_BINDING = "__agentworldSubmitted"
@@ -85,8 +89,9 @@ class Browser:
         try:
             self.browser = self._playwright.chromium.launch(
                 executable_path=executable, headless=True, timeout=60_000,
+                chromium_sandbox=not sandbox_flags(),  # else Playwright adds --no-sandbox
                 env={**os.environ, BROWSER_VAR: self.id},
-                args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                args=[*sandbox_flags(), "--disable-dev-shm-usage", "--disable-gpu",
                       "--disable-extensions", "--no-first-run", "--disable-sync",
                       # nothing of Chromium's own reaches out: no update, metrics or QUIC
                       # probes (on a closed network each would wait on DNS or be refused)

@@ -11,6 +11,7 @@ from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.web import explain as _explain
 from agentworld.domains.web import scorer
 from agentworld.domains.web.actions import ACTIONS, ActionError, parse
+from agentworld.domains.web.chromium_sandbox import sandbox_state
 from agentworld.domains.web.env import WebEnv, parse_observation
 from agentworld.domains.web.options import WebEnvOptions
 from agentworld.domains.web.policies import make_policies
@@ -151,4 +152,5 @@ class WebDomain(DomainBase):
             "actions": ", ".join(ACTIONS),
             "task kinds": ", ".join(available_kinds()),
             "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
+            "browser sandbox": sandbox_state(),
         }
