@@ -28,6 +28,8 @@ from agentworld.domains.mcp.calls import definitions, listing, parse_call
 from agentworld.domains.mcp.client import ServerConnection, ServerError
 from agentworld.domains.mcp.prompt import ROLE
 from agentworld.domains.mcp.prompt import system_prompt as prompt_for
+from agentworld.domains.mcp.registration import register_envs
+from agentworld.domains.mcp.tasks import McpTaskSampler
 
 MAX_TEXT = 65536
 DEFAULT_SERVER = "notes"
@@ -223,6 +225,12 @@ class McpEnv(gym.Env[str, str]):
             pass
 
 
-from agentworld.domains.mcp.registration import register_envs  # noqa: E402 - after McpEnv
+def make_env(**kwargs: Any) -> McpEnv:
+    """The entry point of ``agentworld/mcp-v0``: an :class:`McpEnv` drawing tasks from
+    :class:`~agentworld.domains.mcp.tasks.McpTaskSampler` unless ``tasks`` is given
+    (``tasks=None`` turns it off)."""
+    kwargs.setdefault("tasks", McpTaskSampler())
+    return McpEnv(**kwargs)
+
 
 register_envs()
