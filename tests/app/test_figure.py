@@ -89,9 +89,10 @@ def test_a_panel_for_every_split():
     n = {split: sum(t.split == split for t in items)
          for split in (IN_DISTRIBUTION, OUT_OF_DISTRIBUTION, "realistic")}  # fmt: skip
     titles = [ax.get_title() for ax in build_figure(result).axes]
-    assert titles[4:] == [f"split: {split} (n={k})" for split, k in n.items()]
+    assert titles[4].startswith("Drift: exact_match by turn index")
+    assert titles[5:] == [f"split: {split} (n={k})" for split, k in n.items()]
     # the realistic panel's bars are that split's means, all and non-empty, of each model
-    realistic = build_figure(result).axes[6]
+    realistic = build_figure(result).axes[7]
     heights = sorted(round(bar.get_height(), 6) for bar in realistic.patches)
     assert heights == sorted(
         round(stats[m]["realistic"]["exact_match"].mean, 6)
@@ -106,9 +107,9 @@ def test_a_panel_for_every_split():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fig.canvas.draw()
-    panels = fig.axes[4:]
+    panels = fig.axes[5:]
     assert len(panels) == 4 and all(ax.get_legend() is None for ax in panels)
     assert min(ax.get_window_extent().width for ax in panels) > 0.3 * fig.bbox.width
     single = evaluate(models, transitions(_episodes(12), domain=FirstWord()), rewards,
                       domain=FirstWord())  # fmt: skip
-    assert len(build_figure(single).axes) == 4
+    assert len(build_figure(single).axes) == 5  # four panels and the drift panel

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from typer.testing import CliRunner
@@ -73,7 +74,9 @@ def test_pipeline_collect_to_simulate(tmp_path):
     assert json.loads((run_dir / "checkpoints/sft/config.json").read_text())["model_type"] == "qwen3"
 
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    assert set(metrics["overall"]) == {"model", "copy-previous", "empty"}
+    assert set(metrics["overall"]) == {"model", "copy-previous", "empty", "nearest"}
+    assert run_dir / "episodes/train.jsonl" == Path(metrics["extra"]["facts"]["eval"]["retrieval_index"])
+    assert "## Does the trained model beat the nearest real transition?" in (run_dir / "report.md").read_text()
     n = min(12, sum(len(e.steps) for e in heldout))
     assert metrics["num_transitions"] == n
     # the empty baseline (no output, same prompt) is exactly right where the real command printed nothing
@@ -126,9 +129,12 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
     done = runner.invoke(app, ["eval", "--data", str(run_dir / "episodes/heldout.jsonl"),
                                "--model", str(run_dir / "checkpoints/sft"), "--out", str(out),
                                "--max-transitions", "5", "--max-new-tokens", "16",
-                               "--num-beams", "2"])
+                               "--num-beams", "2", "--train-data",
+                               str(run_dir / "episodes/train.jsonl")])
     assert done.exit_code == 0, done.output
     assert json.loads((out / "metrics.json").read_text())["num_transitions"] == 5
+    assert json.loads((out / "metrics.json").read_text())["models"] == [
+        "model", "copy-previous", "empty", "nearest"]
     assert "decoding beam search, 2 beams" in (out / "report.md").read_text()
     # interactive simulation: actions on stdin, simulated observations on stdout
     done = runner.invoke(app, ["simulate", "--model", str(run_dir / "checkpoints/sft"),
@@ -144,6 +150,8 @@ def test_cli_run_pipeline_file_and_eval(tmp_path):
     assert done.exit_code == 0, done.output
     metrics = json.loads((tmp_path / "e2" / "metrics.json").read_text())
     assert metrics["num_transitions"] == 4 and "format_validity" in metrics["metrics"]
+    assert metrics["models"] == ["model", "copy-previous", "empty"]  # no training data: no nearest
+    assert "nearest: no training episodes" in metrics["extra"]["facts"]["eval"]["baselines_left_out"]
     assert "replay.md" not in done.stdout  # only files that exist are listed
     # bad input gets a one-line error, not a traceback
     done = subprocess.run([*cmd, "collect", "--episodes", "1", "--policy", "greedy=1", "--out",

@@ -34,3 +34,18 @@ def test_an_unrelated_missing_module_is_not_renamed() -> None:
     with pytest.raises(ModuleNotFoundError) as err:
         extras.require("agentworld_no_such_module", "parquet", "nothing")
     assert "agentworld-core[" not in str(err.value)
+
+
+def test_nearest_without_bm25s_names_the_extra(monkeypatch) -> None:
+    from agentworld.core.nearest import NearestWorldModel
+    from agentworld.core.types import Action, Episode, Observation, Step
+
+    for name in [m for m in sys.modules if m == "bm25s" or m.startswith("bm25s.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+    episode = Episode(id="e", domain="toy", initial_observation=Observation(text="$ "),
+                      steps=[Step(action=Action(text="ls"), observation=Observation(text="a\n$ "))])
+    with pytest.raises(ModuleNotFoundError, match=r"nearest needs bm25s.*agentworld-core\[retrieval\]"):
+        NearestWorldModel([episode])
+    with pytest.raises(ValueError, match="at least one step"):
+        NearestWorldModel([episode.model_copy(update={"steps": []})])

@@ -78,7 +78,8 @@ def test_evaluation_reports_consistency_and_splits_side_by_side():
                       domain=domain)
     assert result.num_transitions == len(STEPS) and result.num_consistency == 6 + 2
     assert result.splits[OUT_OF_DISTRIBUTION] == {"episodes": 1, "transitions": 5, "nonempty": 2,
-                                                  "consistency": 2}
+                                                  "consistency": 2, "deterministic": 5,
+                                                  "nondeterministic": 0}
     # the empty baseline is right exactly where the real output is empty (and exit status 0)
     empty_in = result.by_split["empty"]["in-distribution"]["exact_match"]
     assert empty_in.n == len(STEPS) and abs(empty_in.mean - 6 / 16) < 1e-9

@@ -94,7 +94,8 @@ def test_deterministic_content_is_scored_by_rules_only(length_ratio) -> None:
 
 
 def test_action_types_of_a_registered_domain(length_ratio) -> None:
-    """The real terminal domain (by name) has no hook: its ``action_type`` buckets decide."""
+    """The real terminal domain (by name) says per command whether its output is deterministic
+    (``date`` is not), so its hook decides, listed action types or not."""
     hybrid = Hybrid(
         weights={"exact_match": 1.0, "length_ratio": 1.0},
         deterministic_action_types={"terminal": ["pwd", "cd"]},
@@ -104,7 +105,7 @@ def test_action_types_of_a_registered_domain(length_ratio) -> None:
     refs = [f"/home/agent\n{prompt}", f"a.txt b.txt\n{prompt}", f"y\n{prompt}"]
     ctxs = [
         {"domain": "terminal", "action": "pwd"},
-        {"domain": "terminal", "action": "ls"},
+        {"domain": "terminal", "action": "date"},
         {"domain": "terminal", "action": "cd /tmp && cat y"},
     ]
     result = hybrid.evaluate(preds, refs, ctxs)
@@ -113,7 +114,7 @@ def test_action_types_of_a_registered_domain(length_ratio) -> None:
     assert result.components["length_ratio"] == [None, pytest.approx(ratio), None]
     assert result.scores == [1.0, pytest.approx(ratio / 2), 0.0]
     unlisted = Hybrid(weights={"exact_match": 1.0, "length_ratio": 1.0})
-    assert unlisted.evaluate(preds, refs, ctxs).deterministic == [False, False, False]
+    assert unlisted.evaluate(preds, refs, ctxs).deterministic == [True, False, True]
 
 
 def test_all_model_based_hybrid_scores_everything(length_ratio) -> None:

@@ -98,7 +98,8 @@ class EvalConfig(BaseModel):
 
     backend: str = "hf"
     model: str | None = None
-    baselines: list[str] = Field(default_factory=lambda: ["copy-previous", "empty"])
+    # "nearest" (retrieval-only) answers from the run's training episodes; left out without them
+    baselines: list[str] = Field(default_factory=lambda: ["copy-previous", "empty", "nearest"])
     rewards: list[str] = Field(
         default_factory=lambda: ["exact_match", "edit_similarity", "domain", "format_validity"])
     # reward name -> options of its factory, e.g. {"llm_judge": {"base_url": ..., "model": ...}}

@@ -1,6 +1,6 @@
 """``fidelity.png``: the figure a person looks at after an evaluation.
 
-Four panels (matplotlib, Agg canvas: no pyplot, no display):
+Panels (matplotlib, Agg canvas: no pyplot, no display):
 
 1. every metric per model, over all transitions and over the subset whose real output is
    non-empty (hatched), with 95% confidence intervals;
@@ -9,6 +9,10 @@ Four panels (matplotlib, Agg canvas: no pyplot, no display):
    of ``[0, 1]`` and say nothing);
 3. the main metric by action type, with intervals and ``n``;
 4. the training loss of every stage that ran (``train_log.jsonl`` records), stage after stage;
+
+then, across the figure, the drift panel: exact match (else the main metric) by turn index, one
+line per split (line style) and model (colour), turns with fewer than :data:`MIN_DRIFT_N`
+transitions of a split left out;
 
 and, when the evaluation has more than one split (in distribution, out of distribution, a
 realistic split, any other), a row below with one panel per split: every metric per model,
@@ -32,6 +36,9 @@ if TYPE_CHECKING:
 
 MIN_TURN_N = 10
 """Turns with fewer transitions are not drawn in the by-turn panel."""
+
+MIN_DRIFT_N = 3
+"""A split's turns with fewer transitions are not drawn in the drift panel."""
 
 SPLIT_COLUMNS = 2
 """Per-split panels to a row (four splits in one row left each panel too narrow to read)."""
@@ -125,6 +132,35 @@ def _by_turn(ax, result: EvalResult, colors: list) -> None:
         ax.legend(fontsize="x-small")
 
 
+_STYLES = ("-", "--", ":", "-.")
+
+
+def _drift(ax, result: EvalResult, colors: list) -> None:
+    """Exact match (else the main metric) by turn index per split and model (``by_split_turn``)."""
+    metric = "exact_match" if "exact_match" in result.metrics else result.main_metric
+    drawn = 0
+    for i, split in enumerate(ordered_splits(result)):
+        for j, name in enumerate(result.models):
+            turns = result.by_split_turn.get(name, {}).get(split, {})
+            shown = sorted(t for t, g in turns.items() if g[metric].n >= MIN_DRIFT_N)
+            if not shown:
+                continue
+            ax.plot(shown, [turns[t][metric].mean for t in shown], ls=_STYLES[i % len(_STYLES)],
+                    marker="o", ms=2.5, lw=1.2, color=colors[j], label=f"{name}, {split}")
+            drawn += 1
+    ax.set_ylim(0, 1.25)  # room for the legend above the curves
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_xlabel("turn index")
+    ax.set_ylabel(metric)
+    ax.set_title(f"Drift: {metric} by turn index, per split (colour: model; line style: split; "
+                 f"turns with n >= {MIN_DRIFT_N})", fontsize="medium")
+    if drawn:
+        ax.legend(fontsize="x-small", ncol=min(4, drawn), loc="upper right")
+    else:
+        ax.text(0.5, 0.5, f"no turn has {MIN_DRIFT_N} transitions", ha="center",
+                transform=ax.transAxes)
+
+
 def _by_type(ax, result: EvalResult, colors: list) -> None:
     main = result.main_metric
     first = result.by_action_type.get(result.models[0], {})
@@ -158,6 +194,10 @@ def _losses(ax, curves: LossCurves | None) -> None:
         steps = [offset + s for s, _ in points]
         ax.plot(steps, [v for _, v in points], lw=1.2, marker="o" if len(points) < 20 else None,
                 ms=3, label=f"{stage} ({len(points)} records)")  # fmt: skip
+        if len(points) == 1:  # a lone dot says nothing of a curve: say why there is one
+            ax.annotate(f"{stage}: one loss record (log_every >= the stage's steps)",
+                        (steps[0], points[0][1]), textcoords="offset points", xytext=(6, 6),
+                        fontsize="x-small")
         if offset:
             ax.axvline(offset, color="grey", lw=0.6, ls=":")
         offset = steps[-1]
@@ -168,25 +208,25 @@ def _losses(ax, curves: LossCurves | None) -> None:
 
 def build_figure(result: EvalResult, loss_curves: LossCurves | None = None) -> Figure:
     """The matplotlib ``Figure`` of ``fidelity.png`` (Agg canvas): the four panels of the module
-    docstring, and below them, when ``result`` has more than one split, one panel per split
-    (:func:`ordered_splits`), :data:`SPLIT_COLUMNS` to a row."""
+    docstring (``axes[0:4]``), the drift panel (``axes[4]``) and below them, when ``result`` has
+    more than one split, one panel per split (:func:`ordered_splits`), :data:`SPLIT_COLUMNS` to a
+    row (``axes[5:]``)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     splits = ordered_splits(result) if len(result.splits) > 1 else []
     rows = -(-len(splits) // SPLIT_COLUMNS)
-    fig = Figure(figsize=(14, 9.5 + 4.5 * rows), dpi=100, layout="constrained")
+    fig = Figure(figsize=(14, 13.5 + 4.5 * rows), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
-    if splits:
-        top, bottom = fig.subfigures(2, 1, height_ratios=[2, rows])
-    else:
-        top, bottom = fig, None
+    parts = fig.subfigures(3 if splits else 2, 1, height_ratios=[2, 0.9, rows][: 3 if splits else 2])
+    top, middle, bottom = parts[0], parts[1], parts[2] if splits else None
     (bars, turns), (types, losses) = top.subplots(2, 2)
     colors = [f"C{i % 10}" for i in range(len(result.models))]
     _metric_bars(bars, result, colors)
     _by_turn(turns, result, colors)
     _by_type(types, result, colors)
     _losses(losses, loss_curves)
+    _drift(middle.subplots(), result, colors)
     if bottom is not None:
         axes = bottom.subplots(rows, SPLIT_COLUMNS, squeeze=False).ravel()
         for ax, split in zip(axes, splits, strict=False):

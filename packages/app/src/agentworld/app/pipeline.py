@@ -209,9 +209,16 @@ def _model_path(cfg: EvalConfig | SimulateConfig, state: RunState) -> str:
     return path
 
 
+RETRIEVAL_BASELINES = ("nearest",)
+"""Baselines that look answers up in the training episodes: left out (with a note in the
+report) when ``state.train_url`` names no file."""
+
+
 def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, str]:
     """Score the model and the baselines on held-out real transitions (in distribution, and out
-    of distribution when ``state.ood_url`` exists); write the report."""
+    of distribution when ``state.ood_url`` exists); write the report. Every baseline is loaded
+    with ``train_data=state.train_url`` (``None`` when no such file exists: the retrieval-only
+    :data:`RETRIEVAL_BASELINES` are then left out)."""
     from agentworld.core.evaluate import OUT_OF_DISTRIBUTION, evaluate, transitions
     from agentworld.app.report import write_report
 
@@ -230,8 +237,16 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     models = {"model": plugins.get_sim_backend(cfg.backend).load(
         model_path, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens,
         **decoding_options(cfg.num_beams, cfg.allow_hub))}
+    # every baseline gets the training episodes; the retrieval-only one indexes them
+    train_data = state.train_url if state.train_url and url_exists(state.train_url) else None
+    left_out = [name for name in cfg.baselines if name in RETRIEVAL_BASELINES and train_data is None]
     for name in cfg.baselines:
-        models[name] = plugins.get_sim_backend(name).load(None, domain=domain)
+        if name not in left_out:
+            models[name] = plugins.get_sim_backend(name).load(None, domain=domain,
+                                                               train_data=train_data)
+    if left_out:
+        console.print(f"[yellow]baseline {', '.join(left_out)} left out: no training episodes "
+                      "to look answers up in (agentworld eval --train-data URL)[/yellow]")
     rewards = {name: plugins.get_reward(name, **cfg.reward_options.get(name, {}))
                for name in cfg.rewards}
     with progress_bar(console) as bar:
@@ -245,6 +260,11 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
                            "decoding": decoding}
     if ood_items:
         state.facts["eval"]["ood_transitions"] = len(ood_items)
+    if train_data is not None and any(name in RETRIEVAL_BASELINES for name in models):
+        state.facts["eval"]["retrieval_index"] = train_data
+    if left_out:
+        state.facts["eval"]["baselines_left_out"] = (
+            f"{', '.join(left_out)}: no training episodes given (agentworld eval --train-data URL)")
     for t in real_items:
         key = f"{t.split}_transitions"
         state.facts["eval"][key] = state.facts["eval"].get(key, 0) + 1

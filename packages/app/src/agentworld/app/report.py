@@ -7,10 +7,13 @@
 * ``predictions.jsonl`` - one :class:`~agentworld.core.evaluate.EvalRow` per
   (model, transition);
 * ``report.md`` - markdown tables (overall, non-empty-output subset, in- vs
-  out-of-distribution and in-episode consistency side by side, per action type, per
-  collecting policy, per turn index) and example predictions vs references;
+  out-of-distribution and in-episode consistency side by side, whether the model beats the
+  retrieval-only baseline ``nearest`` per split, deterministic vs nondeterministic real answers,
+  per action type, per collecting policy, per turn index and per split and turn: drift;
+  :mod:`agentworld.app.report_baselines`) and example predictions vs references;
 * ``fidelity.png`` - :mod:`agentworld.app.figure`: metrics overall and on non-empty outputs,
-  the main metric by turn and by action type, the training loss of the stages that ran.
+  the main metric by turn and by action type, the training loss of the stages that ran, exact
+  match by turn index per split (drift).
 
 Every file is written atomically (temporary sibling, then rename).
 matplotlib is imported lazily and drawn with the Agg canvas (no pyplot, no
@@ -27,26 +30,13 @@ from typing import Any
 import fsspec
 
 from agentworld.app.figure import render_figure
+from agentworld.app.report_baselines import determinism_section, drift_section, nearest_section
+from agentworld.app.report_cells import cell as _cell
+from agentworld.app.report_cells import table as _table
 from agentworld.core.evaluate import EvalResult, EvalRow, MetricStat
 from agentworld.core.io import atomic_write, iter_jsonl, write_jsonl
 
 NUM_EXAMPLES = 3
-
-
-def _cell(s: MetricStat | None, ci: bool = True) -> str:
-    if s is None:
-        return "-"
-    return f"{s.mean:.3f} [{s.ci_low:.3f}, {s.ci_high:.3f}]" if ci else f"{s.mean:.3f}"
-
-
-def _esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(map(_esc, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(map(_esc, r)) + " |" for r in rows]
-    return lines + [""]
 
 
 def _metric_table(result: EvalResult, groups: dict[str, dict[str, MetricStat]]) -> list[str]:
@@ -186,6 +176,8 @@ def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> 
     else:
         lines += ["_(no step has a non-empty real output)_", ""]
     lines += _split_section(result)
+    lines += nearest_section(result)
+    lines += determinism_section(result)
     lines += [f"## By action type ({main})", ""]
     types = sorted({t for name in result.models for t in result.by_action_type[name]})
     first = result.by_action_type[result.models[0]]
@@ -219,6 +211,7 @@ def render_markdown(result: EvalResult, extra: dict[str, Any] | None = None) -> 
         for t in turns
     ]
     lines += _table(["turn", *result.models], rows)
+    lines += drift_section(result)
     lines += ["## Examples", "", *_examples(result, NUM_EXAMPLES)]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -1,10 +1,12 @@
-"""Plugins built into agentworld-core: the two reference world models used as baselines.
+"""Plugins built into agentworld-core: the reference world models used as baselines.
 
 ``copy-previous`` predicts that the next observation equals the last one
 shown; ``empty`` predicts an empty observation: ``""``, or, when the domain
 defines ``empty_observation(previous_text)``, what the environment shows
 after an action that outputs nothing (for the terminal: just the prompt
-line). Both read only the request messages, so they run anywhere.
+line). Both read only the request messages, so they run anywhere. The third,
+``nearest`` (:mod:`agentworld.core.nearest`), answers the most similar real transition of the
+training episodes it is loaded with (``load(None, train_data=URL)``).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ class ConstantBackend:
 
 class CorePlugin:
     """agentworld-core's own plugin (registered as ``"core"`` by
-    :func:`agentworld.core.plugins.load_plugins`): the two baseline sim backends.
+    :func:`agentworld.core.plugins.load_plugins`): the three baseline sim backends.
 
     Args:
         sim_backend: The registry's sim-backend lookup, for the baselines' simulated envs.
@@ -95,8 +97,11 @@ class CorePlugin:
 
     @hookimpl
     def register_sim_backends(self, register: Callable[..., None]) -> None:
+        from agentworld.core.nearest import NearestBackend
+
         for mode in ("copy-previous", "empty"):
             register(mode, lambda mode=mode: ConstantBackend(mode, self.sim_backend))
+        register("nearest", lambda: NearestBackend(self.sim_backend))
 
 
 __all__ = ["ConstantWorldModel", "ConstantBackend", "CorePlugin", "OBS_OPEN", "OBS_CLOSE"]

@@ -12,6 +12,8 @@ NO_ACTION_TYPE = "other"
 IN_DISTRIBUTION = "in-distribution"
 OUT_OF_DISTRIBUTION = "out-of-distribution"
 REALISTIC = "realistic"  # whole real sources held out of training ([collect] realistic_sources)
+DETERMINISTIC = "deterministic"  # the real answer is a function of the episode so far
+NONDETERMINISTIC = "nondeterministic"  # it also depends on the clock, process ids, randomness
 
 
 class Transition(BaseModel):
@@ -31,6 +33,9 @@ class Transition(BaseModel):
         split: :data:`IN_DISTRIBUTION` or :data:`OUT_OF_DISTRIBUTION`.
         consistency: Whether the real output depends on what earlier steps of the same
             episode wrote (the domain's ``consistency_turns`` hook; ``False`` without one).
+        deterministic: Whether the real answer is a function of the episode so far (the
+            domain's ``is_deterministic`` hook: not for output of the clock, process ids or
+            randomness); ``None`` when the domain does not say.
     """
 
     episode_id: str
@@ -43,6 +48,7 @@ class Transition(BaseModel):
     policy: str | None = None
     split: str = IN_DISTRIBUTION
     consistency: bool = False
+    deterministic: bool | None = None
 
 
 class MetricStat(BaseModel):
@@ -67,6 +73,7 @@ class EvalRow(BaseModel):
     policy: str | None = None
     split: str = IN_DISTRIBUTION
     consistency: bool = False
+    deterministic: bool | None = None
     reference: str
     prediction: str | None
     raw: str
@@ -82,10 +89,12 @@ class EvalResult(BaseModel):
     episode names its policy). ``models[0]`` is the primary model (the report compares it
     with the others). These and ``num_*`` cover the in-distribution split (everything when no
     transition is in it). ``splits`` counts ``{"episodes", "transitions", "nonempty",
-    "consistency"}`` per split; ``by_split*`` are keyed ``[model][split][metric]``
+    "consistency", "deterministic", "nondeterministic"}`` per split; ``by_split*`` are keyed ``[model][split][metric]``
     (``by_split_action_type_nonempty``: ``[model][split][action_type][metric]``, non-empty real
     output only); ``consistency`` is ``[model][metric]`` over the consistency transitions of
-    every split.
+    every split. ``by_split_determinism`` is keyed ``[model][split][DETERMINISTIC |
+    NONDETERMINISTIC][metric]`` (steps whose domain does not say are in neither);
+    ``by_split_turn`` ``[model][split][turn][metric]`` (fidelity drift along the episode).
     """
 
     models: list[str]
@@ -110,4 +119,10 @@ class EvalResult(BaseModel):
     )
     consistency: dict[str, dict[str, MetricStat]] = Field(default_factory=dict)
     num_consistency: int = 0
+    by_split_determinism: dict[str, dict[str, dict[str, dict[str, MetricStat]]]] = Field(
+        default_factory=dict
+    )
+    by_split_turn: dict[str, dict[str, dict[int, dict[str, MetricStat]]]] = Field(
+        default_factory=dict
+    )
     rows: list[EvalRow] = Field(default_factory=list)

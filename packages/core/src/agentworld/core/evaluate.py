@@ -17,7 +17,10 @@ per-policy aggregates are over the in-distribution split (all transitions when t
 none); ``by_split*`` hold each split's aggregates side by side. Transitions whose real output
 depends on what earlier steps of the same episode wrote (the domain's
 ``consistency_turns(episode)`` hook) form the *in-episode consistency* subset
-(``consistency``, ``by_split_consistency``).
+(``consistency``, ``by_split_consistency``). Transitions whose real answer the domain's
+``is_deterministic(action, observation)`` hook calls deterministic or not are scored apart per
+split (``by_split_determinism``; a simulator can only be exact on the deterministic ones), and
+every split is aggregated per turn index (``by_split_turn``: drift along the episode).
 
 Rewards receive the parsed observation (``None`` when malformed) as the
 prediction, the real observation text as the reference, and a context dict
@@ -36,7 +39,9 @@ from typing import Any
 
 from agentworld.core.domain_base import domain_hooks
 from agentworld.core.eval_records import (  # noqa: F401 - re-exported: the public names
+    DETERMINISTIC,
     IN_DISTRIBUTION,
+    NONDETERMINISTIC,
     NO_ACTION_TYPE,
     OUT_OF_DISTRIBUTION,
     REALISTIC,
@@ -97,6 +102,8 @@ def transitions(
                     policy=episode.metadata.get("policy"),
                     split=split,
                     consistency=turn in dependent,
+                    deterministic=(hooks.is_deterministic(step.action, step.observation)
+                                   if hooks is not None else None),
                 )
             )
     return out
@@ -171,6 +178,7 @@ def _run_batch(
             policy=t.policy,
             split=t.split,
             consistency=t.consistency,
+            deterministic=t.deterministic,
             reference=t.reference.text,
             prediction=p.observation,
             raw=p.text,
@@ -229,6 +237,12 @@ def evaluate(
     return _result(rows, list(world_models), metrics, main, transitions)
 
 
+def _determinism(row: EvalRow) -> str | None:
+    if row.deterministic is None:
+        return None
+    return DETERMINISTIC if row.deterministic else NONDETERMINISTIC
+
+
 def _result(
     rows: list[EvalRow],
     models: list[str],
@@ -252,8 +266,16 @@ def _result(
     main_items = main_rows or list(items)
     in_main = {(t.episode_id, t.turn, t.split) for t in main_items}
     by_split, by_split_ne, by_split_cons, by_split_type, consistency = {}, {}, {}, {}, {}
+    by_split_det, by_split_turn = {}, {}
     for name in models:
         everything = by_model[name]
+        by_split_det[name] = {
+            split: grouped([r for r in everything if r.split == split], _determinism)
+            for split in sorted({r.split for r in everything if r.deterministic is not None})
+        }
+        by_split_turn[name] = {split: grouped([r for r in everything if r.split == split],
+                                              lambda r: r.turn)
+                               for split in sorted({r.split for r in everything})}
         by_split[name] = grouped(everything, lambda r: r.split)
         by_split_ne[name] = grouped([r for r in everything if r.output_nonempty], lambda r: r.split)
         by_split_cons[name] = grouped([r for r in everything if r.consistency], lambda r: r.split)
@@ -285,6 +307,8 @@ def _result(
                 "transitions": len(group),
                 "nonempty": sum(t.output_nonempty for t in group),
                 "consistency": sum(t.consistency for t in group),
+                "deterministic": sum(t.deterministic is True for t in group),
+                "nondeterministic": sum(t.deterministic is False for t in group),
             }
             for split in sorted({t.split for t in items})
             for group in [[t for t in items if t.split == split]]
@@ -295,6 +319,8 @@ def _result(
         by_split_action_type_nonempty=by_split_type,
         consistency=consistency,
         num_consistency=sum(t.consistency for t in items),
+        by_split_determinism=by_split_det,
+        by_split_turn=by_split_turn,
         overall=overall,
         nonempty=nonempty,
         by_action_type=by_type,

@@ -1,13 +1,14 @@
 """Optional dependencies of the kernel, imported on first use with an error that names the extra.
 
-``agentworld-core`` needs only pluggy, pydantic and fsspec. Four features need more:
+``agentworld-core`` needs only pluggy, pydantic and fsspec. Five features need more:
 
 - ``parquet`` (pyarrow): reading and writing ``.parquet`` datasets (:mod:`agentworld.core.dataformats`);
 - ``stats`` (scipy, numpy): confidence intervals of evaluation scores (:mod:`agentworld.core.intervals`);
 - ``gym`` (gymnasium): the free-text space of vector environments (:mod:`agentworld.core.gymvec`);
-- ``ray`` (ray): collection on a Ray cluster (:mod:`agentworld.core.ray_collect`).
+- ``ray`` (ray): collection on a Ray cluster (:mod:`agentworld.core.ray_collect`);
+- ``retrieval`` (bm25s): the retrieval-only baseline ``nearest`` (:mod:`agentworld.core.nearest`).
 
-The application (``agentworld-app``) installs the first two; every domain with a real
+The application (``agentworld-app``) installs the first two and ``retrieval``; every domain with a real
 environment installs gymnasium.
 """
 
@@ -17,8 +18,8 @@ import importlib
 from types import ModuleType
 
 EXTRAS = {"parquet": ("pyarrow",), "stats": ("scipy", "numpy"), "gym": ("gymnasium",),
-          "ray": ("ray",)}
-IN_APP = ("parquet", "stats")  # the extras agentworld-app installs
+          "ray": ("ray",), "retrieval": ("bm25s",)}
+IN_APP = ("parquet", "stats", "retrieval")  # the extras agentworld-app installs
 APP_INCLUDES = " (or agentworld-app, which includes it)"
 
 

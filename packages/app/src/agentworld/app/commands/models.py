@@ -63,11 +63,17 @@ def eval_cmd(
              "to --data is scored when it exists.")] = None,
     realistic_max_transitions: Annotated[int, typer.Option(
         min=0, help="Transitions of the realistic split and of each evaluation set at most.")] = 150,
+    train_data: Annotated[str | None, typer.Option(
+        help="The model's training episodes (any dataset format): the retrieval-only baseline "
+             "`nearest` answers the most similar real transition among them; without it that "
+             "baseline is left out, and the report says so.")] = None,
     allow_hub: AllowHub = True,
 ) -> None:
     """Measure next-observation fidelity of a world model against the baselines: in distribution,
     out of distribution, on realistic sessions and on in-episode consistency."""
     check_input_file(data, "--data")
+    if train_data is not None:
+        check_input_file(train_data, "--train-data")
     if ood_data is not None:
         check_input_file(ood_data, "--ood-data")
     if backend != "openai":  # an endpoint's model is a name the server knows
@@ -78,6 +84,7 @@ def eval_cmd(
 
     state = RunState(dir=out.rstrip("/"), seed=0, domain=_domain_for(model, domain), checkpoint=model,
                      heldout_url=data, ood_url=ood_data or "")
+    state.train_url = train_data or ""  # not the run directory's: only what --train-data names
     cfg = EvalConfig(backend=backend, model=model, max_transitions=max_transitions,
                      max_new_tokens=max_new_tokens, num_beams=num_beams,
                      ood_max_transitions=ood_max_transitions, allow_hub=allow_hub,

@@ -13,6 +13,7 @@ from typing import Any
 from agentworld.core.protocols import TaskingPolicy
 from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.terminal import consistency as _consistency
+from agentworld.domains.terminal import determinism as _determinism
 from agentworld.domains.terminal import explain as _explain
 from agentworld.domains.terminal import scorer
 from agentworld.domains.terminal.bounds import describe_bounds
@@ -212,6 +213,12 @@ class TerminalDomain:
         """Steps whose real output depends on what earlier steps of the episode wrote
         (:func:`agentworld.domains.terminal.consistency.consistency_turns`)."""
         return _consistency.consistency_turns(episode)
+
+    def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
+        """Whether the real output of ``action`` is a function of the episode so far: not for
+        the clock, process ids or randomness (``date``, ``ps``, ``$RANDOM``, ``mktemp``, ``ls -l``;
+        :func:`agentworld.domains.terminal.determinism.is_deterministic`)."""
+        return _determinism.is_deterministic(action.text)
 
     def output_text(self, observation: Observation) -> str:
         """The command output of an observation: its text without the trailing prompt line."""

@@ -1,0 +1,45 @@
+"""Which command lines give output that is not a function of the episode so far.
+
+A simulator can only be exact where the real terminal's answer is determined by the commands
+the episode ran: output of the clock (``date``, ``uptime``, ``ls -l``'s modification times),
+of process ids (``ps``, ``$$``, ``jobs -l``, a background job's ``[1] PID``), of randomness
+(``$RANDOM``, ``mktemp``, ``shuf``, ``/dev/urandom``) or of the host's changing state (``df``,
+``free``) is not. Fidelity reports split exact match on it
+(:func:`agentworld.core.evaluate.transitions`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentworld.domains.terminal.consistency import command_words
+
+#: Commands whose output depends on the clock, process ids, randomness or the host's load.
+NONDETERMINISTIC_COMMANDS = frozenset({
+    "date", "uptime", "cal", "ncal", "time", "times", "ps", "pgrep", "pidof", "top", "htop",
+    "free", "vmstat", "iostat", "df", "who", "w", "last", "mktemp", "tempfile", "shuf",
+    "uuidgen", "stat", "sar", "mpstat",
+})
+# $RANDOM / $SRANDOM, $$ / $BASHPID / $PPID / $!, $SECONDS / $EPOCHSECONDS / $EPOCHREALTIME,
+# the kernel's random devices and the process table in /proc
+_VOLATILE = re.compile(
+    r"\$\{?(?:S?RANDOM|BASHPID|PPID|SECONDS|EPOCHSECONDS|EPOCHREALTIME)\b|\$\$|\$!"
+    r"|/dev/u?random|/proc/(?:self|\d+|loadavg|uptime|stat|meminfo)\b"
+    r"|\bopenssl\s+rand\b|\brandom\.|\btime\.time\b|\bdatetime\.|\buuid\b"
+)
+# ls with a long or time-sorted listing (-l, -t, -la, --full-time, ...) shows modification times
+_LS_TIMES = re.compile(r"(?:^|[;&|(]\s*|\bdo\s+|\bthen\s+)ls\s+(?:[^;&|]*\s)?-(?:[a-zA-Z]*[lt]|-full-time|-time)")
+# a command sent to the background prints its job number and process id
+_BACKGROUND = re.compile(r"(?<![&>|])&(?![&>])\s*(?:$|[^&>])")
+
+
+def is_deterministic(command: str) -> bool:
+    """Whether the output of ``command`` (one command line) is a function of the episode so far:
+    ``False`` when it runs a command of :data:`NONDETERMINISTIC_COMMANDS`, reads a volatile
+    variable or device (``$RANDOM``, ``$$``, ``/dev/urandom``, ...), lists files with their
+    times (``ls -l``) or starts a background job; ``True`` otherwise."""
+    if command_words(command) & NONDETERMINISTIC_COMMANDS:
+        return False
+    if _VOLATILE.search(command) or _LS_TIMES.search(command.strip()):
+        return False
+    return not _BACKGROUND.search(command.replace("2>&1", "").replace(">&2", ""))
