@@ -86,9 +86,9 @@ class EpisodeWorker:
     def run(self, task: Task, policy: str, seed: int) -> Episode:
         """Episode ``seed`` by the domain's policy named ``policy``, ``task`` being the
         sampler's (a policy that brings its own tasks plays its own): what a collection thread
-        runs (:func:`agentworld.core.collect.collect_episode`)."""
-        from agentworld.core.collect import collect_episode
+        runs (:func:`agentworld.core.episode_runner.collect_episode`)."""
         from agentworld.core.domain_contract import checked_env
+        from agentworld.core.episode_runner import collect_episode
 
         if self.env is None:
             self.env = checked_env(self.domain, self.domain.make_env(**self.env_options))
