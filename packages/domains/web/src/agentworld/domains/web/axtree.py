@@ -164,3 +164,14 @@ def find(nodes: list[Node], role: str, name: str | None = None, prefix: bool = F
                 name is None or node.name == name or (prefix and node.name.startswith(name))):
             return node
     return None
+
+
+INTERACTIVE = frozenset({"link", "button", "textbox", "combobox", "option", "checkbox", "radio"})
+
+
+def targets(tree: str) -> dict[str, str]:
+    """``bid -> "role 'name'"`` of the interactive elements of a tree text (what
+    :meth:`~agentworld.domains.web.env.WebEnv.privileged_state` records and
+    :mod:`agentworld.domains.web.explain` reads)."""
+    return {n.bid: f"{n.role} {n.name!r}" for n in parse_tree(tree)
+            if n.bid is not None and n.role in INTERACTIVE}

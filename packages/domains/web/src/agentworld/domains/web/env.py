@@ -33,7 +33,7 @@ import gymnasium
 from gymnasium import spaces
 
 from agentworld.core.types import Action, ObservationText, Task
-from agentworld.domains.web import miniwob_tasks
+from agentworld.domains.web import axtree, miniwob_tasks
 from agentworld.domains.web.actions import ActionError, BrowserAction, parse
 from agentworld.domains.web.apps.server import HOSTS, AppServer
 from agentworld.domains.web.browser import Browser, Tab
@@ -334,13 +334,11 @@ class WebEnv(gymnasium.Env):
         (:meth:`~agentworld.domains.web.apps.world.World.snapshot`; on the user's site
         ``submitted_from``, the pages whose forms were submitted), ``url``, and ``targets``
         (bid -> ``role 'name'`` of the page's interactive elements,
-        :func:`~agentworld.domains.web.explain.targets`)."""
-        from agentworld.domains.web.explain import targets
-
+        :func:`~agentworld.domains.web.axtree.targets`)."""
         state = self.server.world.snapshot() if self.server else {}
         if self.target is not None and self.tab is not None:
             state = {"submitted_from": list(self.tab.submitted_from)}
-        return {**state, "url": self.page_url, "targets": targets(self.last_tree)}
+        return {**state, "url": self.page_url, "targets": axtree.targets(self.last_tree)}
 
 
 @atexit.register

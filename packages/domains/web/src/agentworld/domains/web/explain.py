@@ -14,6 +14,7 @@ from typing import Any
 from agentworld.core.types import Step
 from agentworld.domains.web import axtree
 from agentworld.domains.web.actions import ActionError, parse
+from agentworld.domains.web.axtree import targets
 from agentworld.domains.web.env import parse_observation
 from agentworld.domains.web.scorer import page_title
 
@@ -96,12 +97,3 @@ def explain_text(action: str, observation: str) -> str:
     simulator has yet to predict."""
     fields, tree = parse_observation(observation)
     return _opening(action, {"url": fields.get("URL", ""), "targets": targets(tree)})[0]
-
-
-INTERACTIVE = frozenset({"link", "button", "textbox", "combobox", "option", "checkbox", "radio"})
-
-
-def targets(tree: str) -> dict[str, str]:
-    """``bid -> "role 'name'"`` of the interactive elements of a tree text."""
-    return {n.bid: f"{n.role} {n.name!r}" for n in axtree.parse_tree(tree)
-            if n.bid is not None and n.role in INTERACTIVE}
