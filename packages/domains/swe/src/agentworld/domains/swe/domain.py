@@ -71,6 +71,24 @@ class SweDomain(DomainBase):
             tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
         return f"{text}\n\nIssue given to the agent:\n{task.instruction}" if task else text
 
+    def for_environment(self, options: dict[str, Any]) -> SweDomain | None:
+        """With ``repo`` (the user's own repository), a
+        :class:`~agentworld.domains.swe.user_domain.UserSweDomain` whose tasks and policies
+        are the repository's, checked here (its clean tests run and pass in the sandbox);
+        else ``None``.
+
+        Raises:
+            agentworld.domains.swe.user_repo.RepoError: an unusable repository, or no test
+                of it passes in the sandbox.
+        """
+        if options.get("repo") is None:
+            return None
+        from agentworld.domains.swe.user_domain import UserSweDomain
+
+        domain = UserSweDomain(options["repo"], options.get("test_cmd"), options.get("sandbox"))
+        domain.tasks().passing()
+        return domain
+
     def make_env(self, **kwargs: Any) -> SweEnv:
         """A real :class:`SweEnv` (``kwargs`` go to its constructor)."""
         return SweEnv(**kwargs)

@@ -19,7 +19,9 @@ test fails) and after a ``run_tests`` whose log shows the task's tests passing.
 
 from __future__ import annotations
 
+import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 from agentworld.core.env_base import EnvBase
@@ -30,6 +32,8 @@ from agentworld.domains.swe import testlog, tools
 from agentworld.domains.swe.grading import Grader
 from agentworld.domains.swe.project import HOME, PROJECT
 from agentworld.domains.swe.tasks import SweTaskSampler, repo_files
+from agentworld.domains.swe.user_repo import UserRepo
+from agentworld.domains.swe.user_tasks import UserTaskSampler, user_repo_files
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.limits import Limits
 
@@ -62,22 +66,38 @@ class SweEnv(EnvBase):
         max_steps: Steps after which ``step`` reports ``truncated=True``.
         limits: Sandbox limits (default :func:`default_limits`).
         sandbox: Sandbox kind (default: the detected one).
+        repo: The user's own git repository of a Python project
+            (:mod:`agentworld.domains.swe.user_repo`): its tasks
+            (:class:`~agentworld.domains.swe.user_tasks.UserTaskSampler`) instead of the
+            built-in projects'.
+        test_cmd: The repository's test command, run in the sandbox (default: unittest
+            discovery, graded as ``python3 -I -S``).
 
     Spaces: ``action_space`` is ``spaces.Text`` of one JSON tool call (up to 65,536
     characters); ``observation_space`` ``spaces.Text`` up to 70,000 characters.
 
     Raises:
         RuntimeError: (from ``reset``) no sandbox works here.
+        agentworld.domains.swe.user_repo.RepoError: an unusable ``repo``.
     """
 
     metadata = {"render_modes": []}
 
     def __init__(self, tasks: SweTaskSampler | None = None, max_steps: int = 30,
-                 limits: Limits | None = None, sandbox: str | None = None) -> None:
-        self.tasks = tasks or SweTaskSampler()
+                 limits: Limits | None = None, sandbox: str | None = None,
+                 repo: Path | str | None = None, test_cmd: str | None = None) -> None:
+        limits = limits or default_limits()
+        self.repo = None if repo is None else UserRepo.read(repo, test_cmd)
         self.max_steps = max_steps
-        self.terminal = TerminalEnv(limits=limits or default_limits(), sandbox=sandbox)
-        self.grader = Grader(limits or default_limits(), sandbox)
+        self.terminal = TerminalEnv(limits=limits, sandbox=sandbox)
+        if self.repo is None:
+            self.tasks = tasks or SweTaskSampler()
+            self.grader = Grader(limits, sandbox)
+        else:
+            modules = list(self.repo.modules)
+            self.tasks = tasks or UserTaskSampler(self.repo, limits, sandbox)
+            self.grader = Grader(limits, sandbox, self.repo.test_command(grading=True),
+                                 library=lambda pristine: modules)
         self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
         self.observation_space = FreeText(OBSERVATION_MAX_LENGTH, min_length=0, charset=_CHARSET)
         self._state: dict[str, Any] | None = None  # privileged state, None: to read again
@@ -95,8 +115,7 @@ class SweEnv(EnvBase):
         """
         if task is None:  # the sampler always draws one
             raise ValueError("an swe episode needs a task")
-        project = task.setup.get("project") or PROJECT
-        files = repo_files(task.setup.get("mutation"), project)
+        project, files = self._files(task)
         setup = Task(id=task.id, domain="terminal", instruction="", setup={"files": files})
         _, info = self.terminal.reset(options={"task": setup})
         result = self.terminal.run(INIT.format(p=project))
@@ -107,6 +126,27 @@ class SweEnv(EnvBase):
         self._pristine = files
         observation = ObservationText(task.instruction, {"tool": None, "error": False})
         return observation, {"task_id": task.id, "sandbox": info["sandbox"]}
+
+    def _files(self, task: Task) -> tuple[str, dict[str, str]]:
+        """``(name for git, the task's repository files)``."""
+        if self.repo is None:
+            if task.setup.get("repo"):
+                raise ValueError(f"task {task.id!r} is a task of the user's repository "
+                                 f"{task.setup['repo']!r}; this env was given no repo=")
+            project = task.setup.get("project") or PROJECT
+            return project, repo_files(task.setup.get("mutation"), project)
+        if task.setup.get("digest") != self.repo.digest:
+            raise ValueError(f"task {task.id!r} is not a task of the repository "
+                             f"{str(self.repo.root)!r} as it is now (another repository, or "
+                             "its files changed since)")
+        name = re.sub(r"[^A-Za-z0-9_.-]", "-", self.repo.name) or "repo"
+        return name, user_repo_files(self.repo, task.setup.get("mutation"))
+
+    def tests_command(self, tests: list[str]) -> str:
+        """The ``run_tests`` tool's command (``tests``: only those, where the runner can)."""
+        if self.repo is None:
+            return tools.tests_command(tests)
+        return f"(cd ~ && {self.repo.test_command(tests)}\n)"
 
     def transition(self, action: Action | str) -> tuple[ObservationText, float, bool, dict[str, Any]]:
         """Run one tool call (``step``; ``truncated`` after ``max_steps``):
@@ -123,7 +163,7 @@ class SweEnv(EnvBase):
             elif name == "str_replace_editor":
                 text = self.terminal.run(tools.editor_command(arguments)).output.rstrip("\n")
             elif name == "run_tests":
-                text = self.terminal.run(tools.tests_command(tools.tests_argument(arguments))).output
+                text = self.terminal.run(self.tests_command(tools.tests_argument(arguments))).output
                 shown = testlog.outcomes(text)
                 if all(shown.get(t) for t in self._task_tests()):
                     graded = self._grade()

@@ -22,6 +22,7 @@ import difflib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from agentworld.core.types import Task
@@ -90,10 +91,16 @@ class Grader:
     Args:
         limits: Limits of the grading sandbox (its command timeout bounds the suite).
         sandbox: Sandbox kind (default: the detected one).
+        command: The graded run's shell command (default :data:`GRADE_COMMAND`; a user's
+            repository: :meth:`~agentworld.domains.swe.user_repo.UserRepo.test_command`).
+        library: The library files of a pristine repository (default
+            :func:`library_paths`).
     """
 
-    def __init__(self, limits: Limits, sandbox: str | None = None) -> None:
-        self.limits, self.sandbox = limits, sandbox
+    def __init__(self, limits: Limits, sandbox: str | None = None, command: str = GRADE_COMMAND,
+                 library: Callable[[dict[str, str]], list[str]] | None = None) -> None:
+        self.limits, self.sandbox, self.command = limits, sandbox, command
+        self.library = library or library_paths
         self._last: tuple[str, str] | None = None  # (hash of the graded tree, its log)
 
     def log(self, pristine: dict[str, str], root: Path) -> str:
@@ -103,10 +110,10 @@ class Grader:
         Raises:
             RuntimeError: no sandbox works here.
         """
-        tree = graded_tree(pristine, read_library(root, library_paths(pristine)))
+        tree = graded_tree(pristine, read_library(root, self.library(pristine)))
         key = hashlib.sha256(json.dumps(tree, ensure_ascii=False).encode()).hexdigest()
         if self._last is None or self._last[0] != key:
-            self._last = (key, run_suite(tree, self.limits, self.sandbox))
+            self._last = (key, run_suite(tree, self.limits, self.sandbox, self.command))
         return self._last[1]
 
     def outcomes(self, pristine: dict[str, str], root: Path) -> dict[str, bool]:
@@ -114,9 +121,10 @@ class Grader:
         return testlog.outcomes(self.log(pristine, root))
 
 
-def run_suite(tree: dict[str, str], limits: Limits, sandbox: str | None = None) -> str:
+def run_suite(tree: dict[str, str], limits: Limits, sandbox: str | None = None,
+              command: str = GRADE_COMMAND) -> str:
     """The test log of repository ``tree`` (``{path: text}``) run in a fresh sandbox with
-    :data:`GRADE_COMMAND`; the sandbox and its root are gone after.
+    ``command`` (default :data:`GRADE_COMMAND`); the sandbox and its root are gone after.
 
     Raises:
         RuntimeError: no sandbox works here.
@@ -125,7 +133,7 @@ def run_suite(tree: dict[str, str], limits: Limits, sandbox: str | None = None) 
     try:
         task = Task(id="swe-grading", domain="terminal", instruction="", setup={"files": tree})
         env.reset(options={"task": task})
-        return env.run(GRADE_COMMAND).output
+        return env.run(command).output
     finally:
         env.close()
 

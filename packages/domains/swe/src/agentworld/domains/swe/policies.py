@@ -19,9 +19,17 @@ from collections.abc import Sequence
 from agentworld.core.domain_base import PolicyBase
 from agentworld.core.llm_policy import TOOL_AGENT_PROMPT, LLMPolicy, endpoint
 from agentworld.core.types import Action, Observation, Task
-from agentworld.domains.swe.mutations import Mutation, fix_edit
-from agentworld.domains.swe.project import HOME, PROJECT, get_project, project_files, suite_files
+from agentworld.domains.swe.mutations import Mutation, apply, fix_edit
+from agentworld.domains.swe.project import (
+    HOME,
+    PROJECT,
+    Project,
+    get_project,
+    project_files,
+    suite_files,
+)
 from agentworld.domains.swe.tasks import repo_files
+from agentworld.domains.swe.user_repo import UserRepo
 from agentworld.domains.swe.tools import render_call
 
 
@@ -42,11 +50,14 @@ class ScriptedExpert(PolicyBase):
 
     Args:
         seed: Seed of its choices (grep or view first); ``reset(seed)`` re-seeds.
+        repo: The user's repository, whose tasks it solves instead
+            (:class:`~agentworld.domains.swe.user_tasks.UserTaskSampler`).
     """
 
     name = "scripted"
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, repo: UserRepo | None = None) -> None:
+        self.repo = repo
         self.reset(seed)
 
     def reset(self, seed: int | None) -> None:
@@ -64,16 +75,21 @@ class ScriptedExpert(PolicyBase):
 
     def _plan(self, task: Task) -> list[Action]:
         mutation = Mutation(**task.setup["mutation"])
-        project = task.setup.get("project") or PROJECT
-        buggy = repo_files(mutation, project)[mutation.file]
-        clean = project_files(project)[mutation.file]
+        if self.repo is not None:
+            project, clean = self.repo.name, self.repo.files[mutation.file]
+            buggy = apply(clean, mutation)
+            where = " ".join(sorted({m.split("/")[0] for m in self.repo.modules}))
+        else:
+            project = where = task.setup.get("project") or PROJECT
+            buggy = repo_files(mutation, project)[mutation.file]
+            clean = project_files(project)[mutation.file]
         path = f"{HOME}/{mutation.file}"
         found = enclosing_function(clean, mutation.line)
         name, first, last = found or ("", 1, -1)
         if mutation.mutated is None and last > 0:
             last -= 1  # the buggy file lacks the deleted line
         old, new = fix_edit(buggy, mutation)
-        look = [render_call("bash", {"command": f"grep -n 'def {name}' -r {project}"})] if name else []
+        look = [render_call("bash", {"command": f"grep -n 'def {name}' -r {where}"})] if name else []
         if self.rng.random() < 0.5:
             look.append(render_call("str_replace_editor", {"command": "view", "path": HOME}))
         return [render_call("run_tests", {}), *look,
@@ -89,6 +105,7 @@ class RandomPolicy(PolicyBase):
 
     Args:
         seed: Seed of its choices; ``reset(seed)`` re-seeds.
+        repo: The user's repository, whose files it names instead of the built-in projects'.
     """
 
     name = "random"
@@ -101,7 +118,8 @@ class RandomPolicy(PolicyBase):
     project, its first module and its first test module (path and unittest id)."""
     WORDS = ("return", "values", "text", "year", "if", "def", "len(", "0", "1", "+ 1")
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, repo: UserRepo | None = None) -> None:
+        self.repo = repo
         self.reset(seed)
 
     def reset(self, seed: int | None) -> None:
@@ -115,8 +133,15 @@ class RandomPolicy(PolicyBase):
         if steps >= self.length:
             return None
         rng = self.rng
-        project = get_project((task.setup.get("project") if task else None) or PROJECT)
-        suite = suite_files(project.name)[0]
+        if self.repo is not None:
+            tests = sorted(p for p in self.repo.files if p.endswith(".py")
+                           and p not in self.repo.modules)
+            project = Project(self.repo.modules[0].split("/")[0].removesuffix(".py"), "",
+                              self.repo.modules, self.repo.root)
+            suite = tests[0] if tests else "README.md"
+        else:
+            project = get_project((task.setup.get("project") if task else None) or PROJECT)
+            suite = suite_files(project.name)[0]
         path = f"{HOME}/{rng.choice([*project.modules, suite, 'README.md', 'nope.py'])}"
         if steps == self.length - 1 and rng.random() < 0.5:
             return render_call("submit", {})

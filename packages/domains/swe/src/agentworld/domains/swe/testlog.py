@@ -11,13 +11,23 @@ _RESULT = re.compile(r"^(\S+) \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|u
 _BLOCK = re.compile(r"^={20,}\n(FAIL|ERROR): (\S+)\n-{20,}\n(.*?)(?=^={20,}$|^-{20,}$|\Z)",
                     re.MULTILINE | re.DOTALL)
 SEPARATOR = "-" * 70
+_NAMED = re.compile(r"^\w+ \(([\w.]+)\) \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|"
+                    r"unexpected success)$", re.MULTILINE)  # python3 -m unittest -v
+_PYTEST = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b", re.MULTILINE)
 
 
 def outcomes(log: str) -> dict[str, bool]:
     """``{test id: passed}`` of each test line of ``log`` (``ok``, skipped and expected
-    failures count as passed)."""
-    return {name: not word.startswith(("FAIL", "ERROR", "unexpected")) for name, word
-            in _RESULT.findall(log)}
+    failures count as passed), in the runner's format, ``python3 -m unittest -v``'s
+    (``test_b (tests.test_a.A.test_b) ... ok``) or ``pytest -v``'s
+    (``tests/test_a.py::test_b PASSED``)."""
+    out = {name: not word.startswith(("FAIL", "ERROR", "unexpected")) for name, word
+           in _RESULT.findall(log)}
+    out.update({name: not word.startswith(("FAIL", "ERROR", "unexpected")) for name, word
+                in _NAMED.findall(log)})
+    out.update({name: word in ("PASSED", "SKIPPED", "XFAIL") for name, word
+                in _PYTEST.findall(log)})
+    return out
 
 
 def errors(log: str) -> dict[str, str]:

@@ -1,0 +1,147 @@
+"""The user's own repository as the swe domain's project (``--set repo=PATH``, ``--set test_cmd=``).
+
+:class:`UserRepo` reads a git repository of a Python project: its tracked text files (``git
+ls-files``; the working tree's content), its library modules (``.py`` files outside test
+folders, test modules, ``conftest.py`` and ``setup.py``) that mutations may change, and the
+command that runs its tests inside the sandbox, in the repository root:
+
+* default: Python's ``unittest`` discovery (:data:`~agentworld.domains.swe.project.RUNNER`,
+  started in ``tests/`` or ``test/`` when there is one, else in the root; ``src/`` is put on
+  the path for a src layout), run as ``python3 -I -S`` when grading, as for the built-in
+  projects; the sandbox's ``python3`` is the host's ``/usr/bin/python3``, which has no
+  ``pytest`` and none of the project's dependencies;
+* ``test_cmd``: the user's command line, run as given inside the sandbox; its log is read in
+  unittest's verbose format or ``pytest -v``'s (``path::test PASSED``).
+
+:func:`check_repo` tells an unusable repository in one line before any file is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from agentworld.domains.swe.project import RUNNER
+from agentworld.domains.swe.tools import script
+
+FILE_LIMIT = 256 << 10  # bytes of one file copied into the episode
+TOTAL_LIMIT = 8 << 20  # bytes of all the files copied into the episode
+TEST_DIRS = ("tests", "test", "testing")
+
+
+class RepoError(ValueError):
+    """A ``repo`` option that names no usable repository (one line)."""
+
+
+def _is_test(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    name = parts[-1]
+    return (any(p in TEST_DIRS for p in parts[:-1]) or name.startswith("test_")
+            or name.endswith("_test.py") or name in ("conftest.py", "setup.py"))
+
+
+def _tracked(root: Path) -> list[str]:
+    try:
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True,
+                              timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        raise RepoError(f"repo {str(root)!r} is not a git repository (git ls-files failed); "
+                        "give the root of a git checkout of a Python project") from None
+    return sorted(p for p in done.stdout.decode("utf-8", "replace").split("\0") if p)
+
+
+@dataclass(frozen=True)
+class UserRepo:
+    """A user's repository, read once.
+
+    Attributes:
+        root: The repository's folder.
+        name: Its folder's name.
+        files: ``{relative path: text}`` of its tracked text files.
+        modules: Its library modules (relative paths), the mutation targets.
+        test_cmd: The user's test command (``None``: unittest discovery).
+    """
+
+    root: Path
+    name: str
+    files: dict[str, str]
+    modules: tuple[str, ...]
+    test_cmd: str | None
+
+    @classmethod
+    def read(cls, root: Path | str, test_cmd: str | None = None) -> UserRepo:
+        """The repository at ``root``.
+
+        Raises:
+            RepoError: not a folder or a git repository, no library module, no test found
+                (without ``test_cmd``), or over :data:`TOTAL_LIMIT` bytes.
+        """
+        root = Path(root).resolve()
+        if not root.is_dir():
+            raise RepoError(f"repo {str(root)!r} is not a folder")
+        files: dict[str, str] = {}
+        total = 0
+        for rel in _tracked(root):
+            path = root / rel
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > FILE_LIMIT:
+                continue
+            data = path.read_bytes()
+            if b"\0" in data:
+                continue  # binary
+            total += len(data)
+            if total > TOTAL_LIMIT:
+                raise RepoError(f"repo {str(root)!r} holds over {TOTAL_LIMIT >> 20} MiB of "
+                                "tracked text files; give a smaller repository")
+            files[rel] = data.decode("utf-8", errors="replace")
+        modules = tuple(p for p in files if p.endswith(".py") and not _is_test(p))
+        if not modules:
+            raise RepoError(f"repo {str(root)!r} has no tracked Python module outside its tests")
+        if test_cmd is None and not any(p.endswith(".py") and _is_test(p)
+                                        and PurePosixPath(p).name.startswith("test")
+                                        for p in files):
+            raise RepoError(f"repo {str(root)!r} has no tests (no tracked test_*.py): "
+                            "give test_cmd= or add tests")
+        return cls(root, root.name, files, modules, test_cmd)
+
+    @property
+    def digest(self) -> str:
+        """A short hash of the files (tasks of another version are refused)."""
+        h = hashlib.sha256()
+        for rel, text in sorted(self.files.items()):
+            h.update(f"{rel}\0{text}\0".encode())
+        return h.hexdigest()[:16]
+
+    def runner(self) -> str:
+        """:data:`RUNNER` started in the repository's test folder, ``src/`` on the path."""
+        start = next((d for d in TEST_DIRS if any(p.startswith(d + "/") for p in self.files)),
+                     ".")
+        package = start == "." or f"{start}/__init__.py" in self.files
+        top = "." if package else start  # a folder of test modules without __init__.py
+        source = RUNNER.replace('loader.discover("tests", top_level_dir=".")',
+                                f'loader.discover({start!r}, top_level_dir={top!r})')
+        if any(p.startswith("src/") for p in self.modules):
+            source = source.replace('sys.path.insert(0, ".")',
+                                    'sys.path.insert(0, "src"); sys.path.insert(0, ".")')
+        return source
+
+    def test_command(self, tests: list[str] | None = None, grading: bool = False) -> str:
+        """The shell command running the tests (``tests``: only those, with the default
+        runner) in the current folder; ``grading``: as ``python3 -I -S``."""
+        if self.test_cmd is not None:
+            return self.test_cmd
+        return script(self.runner(), tests or [], python="python3 -I -S" if grading else "python3")
+
+    def library(self, path: str) -> bool:
+        """Whether ``path`` is one of the library modules."""
+        return path in self.modules
+
+
+def check_repo(root: Path, test_cmd: str | None = None) -> Path:
+    """``root`` resolved once :meth:`UserRepo.read` accepts it.
+
+    Raises:
+        RepoError: see :meth:`UserRepo.read`.
+    """
+    return UserRepo.read(root, test_cmd).root

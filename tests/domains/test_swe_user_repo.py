@@ -1,0 +1,163 @@
+"""``agentworld collect --domain swe --set repo=PATH [--set test_cmd=...]``: the user's own
+repository (issue 45 item 2). A small real git repository made here (a package and its
+unittest suite, no ``__init__.py`` in ``tests/``); the real CLI in a subprocess; every test
+run in the sandbox; mutations of the repository's own source kept only when a test fails."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sandboxes import needs_sandbox
+
+pytestmark = needs_sandbox
+
+LIBRARY = '''"""Tiny arithmetic helpers."""
+
+
+def clamp(value, low, high):
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+
+
+def mean(values):
+    total = 0
+    for v in values:
+        total += v
+    return total / len(values)
+
+
+def window_sums(values, size):
+    out = []
+    for i in range(len(values) - size + 1):
+        out.append(sum(values[i:i + size]))
+    return out
+
+
+def is_leap(year):
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+'''
+TESTS = '''import unittest
+
+from minicalc import clamp, is_leap, mean, window_sums
+
+
+class CalcTests(unittest.TestCase):
+    def test_clamp(self):
+        self.assertEqual(clamp(5, 0, 3), 3)
+        self.assertEqual(clamp(-1, 0, 3), 0)
+        self.assertEqual(clamp(3, 0, 3), 3)
+
+    def test_mean(self):
+        self.assertEqual(mean([1, 2, 3, 4]), 2.5)
+
+    def test_window_sums(self):
+        self.assertEqual(window_sums([1, 2, 3, 4], 2), [3, 5, 7])
+
+    def test_leap(self):
+        self.assertTrue(is_leap(2000))
+        self.assertFalse(is_leap(1900))
+        self.assertTrue(is_leap(2024))
+        self.assertFalse(is_leap(2023))
+'''
+
+
+def make_repo(root: Path, files: dict[str, str] | None = None) -> Path:
+    files = files if files is not None else {"minicalc/__init__.py": LIBRARY,
+                                             "tests/test_minicalc.py": TESTS,
+                                             "README.md": "# minicalc\n"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git = ["git", "-c", "user.name=a", "-c", "user.email=a@b.invalid", "-C", str(root)]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    return root
+
+
+def collect(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("agentworld")), "collect", "--domain", "swe", *args],
+        capture_output=True, text=True, timeout=150, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("test_cmd", [None, "python3 -m unittest discover -s tests -v 2>&1"])
+def test_collect_fixes_mutations_of_the_users_repo(tmp_path, test_cmd):
+    repo = make_repo(tmp_path / "minicalc")
+    out = tmp_path / "eps.jsonl"
+    extra = ["--set", f"test_cmd={test_cmd}"] if test_cmd else []
+    run = collect(tmp_path, "--set", f"repo={repo}", *extra, "--episodes", "4", "--out", str(out),
+                  "--seed", "2")
+    assert run.returncode == 0, run.stderr
+    eps = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(eps) == 4
+    tests = {f"test_minicalc.CalcTests.test_{n}" for n in ("clamp", "mean", "window_sums", "leap")}
+    for ep in eps:
+        task = ep["task"]
+        mutation = task["setup"]["mutation"]
+        assert task["setup"]["repo"] == "minicalc" and mutation["file"] == "minicalc/__init__.py"
+        assert mutation["original"] in LIBRARY.split("\n")
+        # kept only because a test of the repository fails with it
+        assert task["check"]["fail_to_pass"] and set(task["check"]["fail_to_pass"]) <= tests
+        assert set(task["check"]["fail_to_pass"]) | set(task["check"]["pass_to_pass"]) == tests
+        assert task["check"]["fail_to_pass"][0] in task["instruction"]
+        if ep["metadata"]["policy"] == "scripted":
+            assert ep["steps"][-1]["reward"] == 1.0, ep["steps"][-1]["observation"]["text"]
+            first = ep["steps"][0]["observation"]["text"]  # run_tests in the sandbox
+            assert any(f"{t}) ... FAIL" in first or f"{t} ... FAIL" in first
+                       or f"{t}) ... ERROR" in first or f"{t} ... ERROR" in first
+                       for t in task["check"]["fail_to_pass"]), first
+    assert {ep["metadata"]["policy"] for ep in eps} == {"scripted", "random"}
+
+
+def test_the_graded_run_ignores_the_agents_test_edits(tmp_path):
+    """Grading reads only the library modules: tests rewritten to pass score nothing."""
+    from agentworld.domains.swe.domain import SweDomain
+    from agentworld.domains.swe.tools import render_call
+
+    domain = SweDomain().for_environment({"repo": str(make_repo(tmp_path / "minicalc"))})
+    task = domain.tasks().sample(1, seed=4)[0]
+    env = domain.make_env()
+    try:
+        env.reset(options={"task": task})
+        cheat = "printf 'import unittest\\n' > tests/test_minicalc.py"
+        env.step(render_call("bash", {"command": cheat}))
+        _, reward, terminated, _, _ = env.step(render_call("submit", {}))
+        assert terminated and reward == 0.0
+        # the tasks of another repository version are refused
+        other = task.model_copy(update={"setup": {**task.setup, "digest": "0" * 16}})
+        with pytest.raises(ValueError, match="not a task of the repository"):
+            env.reset(options={"task": other})
+    finally:
+        env.close()
+
+
+PYTEST_ONLY = {"minicalc/__init__.py": LIBRARY,
+               "tests/test_plain.py": "from minicalc import mean\n\n\ndef test_mean():\n"
+                                      "    assert mean([1, 3]) == 2\n"}
+
+
+@pytest.mark.parametrize("make, args, says", [
+    (lambda d: d.mkdir(), [], "is not a git repository"),
+    (lambda d: None, [], "is not a folder"),
+    (lambda d: make_repo(d, {"minicalc/__init__.py": LIBRARY}), [], "has no tests"),
+    (lambda d: make_repo(d, {"tests/test_x.py": TESTS}), [], "no tracked Python module"),
+    (lambda d: make_repo(d, PYTEST_ONLY), [], "no test passes in the sandbox"),
+    (lambda d: d.mkdir(), ["--set", "test_cmd="], "test_cmd"),
+])
+def test_an_unusable_repo_is_one_line_before_any_file(tmp_path, make, args, says):
+    repo = tmp_path / "minicalc"
+    make(repo)
+    out = tmp_path / "eps.jsonl"
+    run = collect(tmp_path, "--set", f"repo={repo}", *args, "--episodes", "2", "--out", str(out))
+    assert run.returncode != 0
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], run.stderr
+    assert not out.exists() and not Path(f"{out}.part").exists()
