@@ -26,7 +26,7 @@ def test_bad_config_names_field():
     assert str(err.value) == (
         "p.toml: [collect.episodez] unknown key; valid keys: episodes, policies, max_steps, "
         "heldout_fraction, workers, executor, ray_address, ood_task_kinds, ood_commands, eval_sets, "
-        "realistic_sources, env_options; [eval.num_beam] unknown key; "
+        "eval_max_steps, realistic_sources, env_options; [eval.num_beam] unknown key; "
         "valid keys: backend, model, baselines, rewards, reward_options, max_transitions, "
         "ood_max_transitions, realistic_max_transitions, eval_sets, batch_size, max_new_tokens, "
         "num_beams, allow_hub")

@@ -72,7 +72,7 @@ def test_no_endpoint_no_llm_policy(env, tmp_path):
                          env=clean, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
     assert (run.stdout + run.stderr).splitlines() == [
-        "error: domain 'terminal' has no policy ['llm'] here; valid: ['handwritten', 'random', 'real', 'scripted'] "
+        "error: domain 'terminal' has no policy ['llm'] here; valid: ['handwritten', 'long', 'random', 'real', 'scripted'] "
         "(`agentworld domains` tells what its policies need)"]
     assert list(tmp_path.iterdir()) == []  # refused before any file was made
 

@@ -125,9 +125,9 @@ def test_domain_and_plugin(monkeypatch):
     domain = plugins.get_domain("terminal")
     assert isinstance(domain, TerminalDomain) and isinstance(domain, Domain)
     monkeypatch.delenv("AGENTWORLD_LLM_BASE_URL", raising=False)
-    assert set(domain.policies()) == {"scripted", "random", "real", "handwritten"}  # llm: endpoint
+    assert set(domain.policies()) == {"scripted", "random", "real", "handwritten", "long"}  # llm: endpoint
     monkeypatch.setenv("AGENTWORLD_LLM_BASE_URL", "http://127.0.0.1:9/v1")
-    assert set(domain.policies()) == {"scripted", "random", "real", "handwritten", "llm"}
+    assert set(domain.policies()) == {"scripted", "random", "real", "handwritten", "long", "llm"}
     assert "prompt" in domain.system_prompt(None) and "user@sandbox" in domain.system_prompt(None)
     kinds = {
         c: domain.action_type(Action(text=c))

@@ -56,6 +56,9 @@ class CollectConfig(BaseModel):
     # Evaluation sets: policies with a fixed set of their own tasks (the terminal's `handwritten`
     # sessions), collected once each into episodes/NAME.jsonl and never trained on.
     eval_sets: list[str] = Field(default_factory=list)
+    # Steps an evaluation set's episode runs at most (None: max_steps); the terminal's `long`
+    # sessions (30+ turns, for fidelity by turn index) need 36.
+    eval_max_steps: int | None = Field(None, ge=1)
     # Realistic hold-out: episodes whose task kind is one of these real sources (the terminal's
     # `real` policy: "info:grep", "man:xxd", ...) go to episodes/realistic.jsonl, never trained on.
     realistic_sources: list[str] = Field(default_factory=list)

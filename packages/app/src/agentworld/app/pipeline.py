@@ -140,7 +140,8 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
             "realistic_transitions": sum(len(e.steps) for e in realistic)}
     if cfg.eval_sets:
         state.facts["collect"]["eval_sets"] = collect_eval_sets(
-            cfg.eval_sets, state, console, max_steps=cfg.max_steps, workers=cfg.workers,
+            cfg.eval_sets, state, console, max_steps=cfg.eval_max_steps or cfg.max_steps,
+            workers=cfg.workers,
             env_options=env_options)
     console.print(f"collected {len(episodes)} episodes -> {state.train_url}, {state.heldout_url}"
                   + (f", {state.ood_url} ({len(ood)} out of distribution)"
