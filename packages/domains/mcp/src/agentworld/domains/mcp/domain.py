@@ -14,12 +14,14 @@ from agentworld.domains.mcp.calls import listing, parse_call, parse_signature
 from agentworld.domains.mcp.client import ServerError
 from agentworld.domains.mcp.consistency import consistency_turns
 from agentworld.domains.mcp.env import McpEnv
+from agentworld.domains.mcp.explore.mcp import ExplorerTaskSampler
 from agentworld.domains.mcp.options import McpEnvOptions
 from agentworld.domains.mcp.policies import make_policies
 from agentworld.domains.mcp.prompt import known_tools, system_prompt, tool_definitions
 from agentworld.domains.mcp.servers import SERVERS
 from agentworld.domains.mcp.tasks import KINDS, McpTaskSampler
 from agentworld.domains.mcp.transcript import verify_transcript
+
 
 class McpDomain(DomainBase):
     """The ``mcp`` domain: real stdio MCP servers through the official SDK
@@ -47,12 +49,10 @@ class McpDomain(DomainBase):
     def for_environment(self, options: dict[str, Any]) -> DomainBase | None:
         """With ``options["server"]`` a server that is not ours: the domain whose tasks are
         synthesised from that server's tool list
-        (:class:`~agentworld.domains.mcp.explore.domain.ExplorerDomain`); else ``None``."""
+        (:class:`ExplorerDomain`); else ``None``."""
         server = options.get("server")
         if not server or server in SERVERS:
             return None
-        from agentworld.domains.mcp.explore.domain import ExplorerDomain  # imports this module
-
         return ExplorerDomain(server, float(options.get("timeout_s") or 10.0))
 
     def policies(self) -> dict[str, Any]:
@@ -147,6 +147,25 @@ class McpDomain(DomainBase):
             "tasks": ", ".join(KINDS),
             "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
         }
+
+
+class ExplorerDomain(McpDomain):
+    """:class:`McpDomain` on a server that is not one of ours: its tasks are synthesised from
+    ``server``'s own tool list (:class:`~agentworld.domains.mcp.explore.mcp.ExplorerTaskSampler`,
+    never our servers' tasks); its ``scripted`` and ``random`` policies play them as explorers.
+    It lives beside :class:`McpDomain`, whose :meth:`~McpDomain.for_environment` builds it.
+
+    Args:
+        server: The operator's command line of the server.
+        timeout_s: Seconds the server may take to start and list its tools (at least 20).
+    """
+
+    def __init__(self, server: str, timeout_s: float = 20.0) -> None:
+        self.server, self.timeout_s = server, timeout_s
+
+    def tasks(self) -> ExplorerTaskSampler:
+        """Tasks from the server's own tool list."""
+        return ExplorerTaskSampler(self.server, self.timeout_s)
 
 
 def first_listing(state: dict[str, Any] | None) -> str:
