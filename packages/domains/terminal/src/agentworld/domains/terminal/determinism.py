@@ -29,6 +29,8 @@ _VOLATILE = re.compile(
 )
 # ls with a long or time-sorted listing (-l, -t, -la, --full-time, ...) shows modification times
 _LS_TIMES = re.compile(r"(?:^|[;&|(]\s*|\bdo\s+|\bthen\s+)ls\s+(?:[^;&|]*\s)?-(?:[a-zA-Z]*[lt]|-full-time|-time)")
+# the `time` keyword (a prefix word, not a command of its own) prints how long the command took
+_TIMED = re.compile(r"(?:^|[;&|({]\s*|\bdo\s+|\bthen\s+)time\s")
 # a command sent to the background prints its job number and process id
 _BACKGROUND = re.compile(r"(?<![&>|])&(?![&>])\s*(?:$|[^&>])")
 
@@ -37,9 +39,9 @@ def is_deterministic(command: str) -> bool:
     """Whether the output of ``command`` (one command line) is a function of the episode so far:
     ``False`` when it runs a command of :data:`NONDETERMINISTIC_COMMANDS`, reads a volatile
     variable or device (``$RANDOM``, ``$$``, ``/dev/urandom``, ...), lists files with their
-    times (``ls -l``) or starts a background job; ``True`` otherwise."""
+    times (``ls -l``), is timed (``time``) or starts a background job; ``True`` otherwise."""
     if command_words(command) & NONDETERMINISTIC_COMMANDS:
         return False
-    if _VOLATILE.search(command) or _LS_TIMES.search(command.strip()):
+    if _VOLATILE.search(command) or _LS_TIMES.search(command.strip()) or _TIMED.search(command.strip()):
         return False
     return not _BACKGROUND.search(command.replace("2>&1", "").replace(">&2", ""))
