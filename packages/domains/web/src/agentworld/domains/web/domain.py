@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,7 +16,11 @@ from agentworld.domains.web.actions import ACTIONS, ActionError, parse
 from agentworld.domains.web.chromium_sandbox import sandbox_state
 from agentworld.domains.web.env import WebEnv, parse_observation
 from agentworld.domains.web.options import WebEnvOptions
-from agentworld.domains.web.policies import make_policies
+from agentworld.domains.web.policies import RandomPolicy, make_policies
+from agentworld.domains.web.site_explorer import SiteExplorer
+from agentworld.domains.web.site_map import Page, origin
+from agentworld.domains.web.site_target import SiteTarget
+from agentworld.domains.web.site_tasks import SITE_KINDS, SiteTaskSampler
 from agentworld.domains.web.tasks import WebTaskSampler, available_kinds
 
 SYSTEM_PROMPT = """You simulate a web browser (headless Chromium) on three local web apps: a shop (http://shop.test: catalog, product pages with a quantity select, a cart, a validated checkout form, order confirmations), a forum (http://forum.test: posts, replies, a validated new-post form) and a to-do list (http://todo.test: items with Complete/Delete buttons, a validated form with a YYYY-MM-DD due date and a priority), and MiniWoB++ task pages (http://miniwob.test/miniwob/TASK.html).
@@ -42,7 +48,7 @@ class WebDomain(DomainBase):
 
     def for_environment(self, options: dict[str, Any]) -> WebDomain | None:
         """With ``url`` or ``site`` (the user's own site), a
-        :class:`~agentworld.domains.web.site_domain.SiteDomain` whose tasks and policies are
+        :class:`SiteDomain` whose tasks and policies are
         the site's, checked here (its start page loads, it gives a task); else ``None``.
 
         Raises:
@@ -50,8 +56,6 @@ class WebDomain(DomainBase):
         """
         if options.get("url") is None and options.get("site") is None:
             return None
-        from agentworld.domains.web.site_domain import SiteDomain
-
         domain = SiteDomain(options.get("url"), options.get("site"))
         domain.tasks()
         return domain
@@ -153,4 +157,86 @@ class WebDomain(DomainBase):
             "task kinds": ", ".join(available_kinds()),
             "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
             "browser sandbox": sandbox_state(),
+        }
+
+
+SITE_PROMPT = """You simulate a web browser (headless Chromium) on one web site, {site}: its own pages, links and forms; every other site is blocked.
+
+Given the agent's action, reply with the next observation exactly as the browser shows it:
+URL: the page's URL
+Focused element: [bid] of the focused element, or none
+Error: one line, only when the action failed (malformed action, unknown bid, blocked off-site navigation, timeout)
+then a blank line and the page's accessibility tree, one node a line, indented by tabs: [bid] role 'name' then properties (value='...', selected='true', checked='false', focused, required); nodes without a bid (RootWebArea, StaticText) have none. Element bids are numbered in document order and kept while a page lives.
+
+Actions (BrowserGym): click(bid), fill(bid, text), select_option(bid, option), press(bid, key), scroll(dx, dy), goto(url), go_back(), go_forward(), noop(wait_ms)."""
+
+
+class SiteDomain(WebDomain):
+    """:class:`WebDomain` on the user's site; :meth:`WebDomain.for_environment` builds it, so it
+    lives beside it.
+
+    Args:
+        url: The user's web app (``http://HOST:PORT/``).
+        site: A folder of static files (exclusive with ``url``).
+
+    Raises:
+        ValueError: at the first :meth:`tasks` or :meth:`policies`, a site whose start page
+            does not load (``TargetError``) or that gives no task.
+    """
+
+    def __init__(self, url: str | None = None, site: Path | str | None = None) -> None:
+        self.url, self.site = url, (None if site is None else str(site))
+
+    @functools.cached_property
+    def _map(self) -> tuple[list[Page], str]:
+        target = SiteTarget(self.url, self.site)
+        try:
+            return target.pages(), target.start_url
+        finally:
+            target.close()
+
+    def system_prompt(self, task: Task | None) -> str:
+        """The world-model system prompt naming the site, plus the agent's task when known."""
+        prompt = SITE_PROMPT.format(site=self._map[1])
+        return prompt if task is None else f"{prompt}\n\nTask given to the agent: {task.instruction}"
+
+    def make_env(self, **kwargs: Any) -> WebEnv:
+        """A real :class:`WebEnv` on the site (``kwargs`` go to its constructor)."""
+        kwargs.setdefault("url", self.url)
+        kwargs.setdefault("site", self.site)
+        if kwargs["url"] is not None:
+            kwargs.pop("site")
+        return WebEnv(**kwargs)
+
+    def tasks(self) -> SiteTaskSampler:
+        """Tasks from the site's pages (:mod:`agentworld.domains.web.site_tasks`)."""
+        pages, start = self._map
+        return SiteTaskSampler(pages, start)
+
+    def policies(self) -> dict[str, Any]:
+        """Fresh ``scripted`` (goal-directed explorer), ``explorer`` and ``random`` policies."""
+        pages, _ = self._map
+        return {"scripted": SiteExplorer(pages, goal=True), "explorer": SiteExplorer(pages),
+                "random": RandomPolicy()}
+
+    def command_families(self, action: Action) -> set[str]:
+        """The action name, plus ``goto:off-host`` for a navigation off the site and
+        ``press:KEY`` for a key press."""
+        try:
+            parsed = parse(action.text)
+        except ActionError:
+            return {"invalid"}
+        out = {parsed.name}
+        if parsed.name == "goto" and origin(parsed.arguments["url"]) != origin(self._map[1]):
+            out.add("goto:off-host")
+        if parsed.name == "press":
+            out.add(f"press:{parsed.arguments['key_comb']}")
+        return out
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "environment": f"real: headless Chromium on the user's site {self.url or self.site}",
+            "observation": "URL, focused element, accessibility tree with bids (BrowserGym)",
+            "task kinds": ", ".join(SITE_KINDS),
+            "policies": "scripted (goal-directed explorer), explorer, random",
         }
