@@ -218,7 +218,8 @@ def build_figure(result: EvalResult, loss_curves: LossCurves | None = None) -> F
     rows = -(-len(splits) // SPLIT_COLUMNS)
     fig = Figure(figsize=(14, 13.5 + 4.5 * rows), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
-    parts = fig.subfigures(3 if splits else 2, 1, height_ratios=[2, 0.9, rows][: 3 if splits else 2])
+    count = 3 if splits else 2
+    parts = fig.subfigures(count, 1, height_ratios=[2, 0.9, rows][:count])
     top, middle, bottom = parts[0], parts[1], parts[2] if splits else None
     (bars, turns), (types, losses) = top.subplots(2, 2)
     colors = [f"C{i % 10}" for i in range(len(result.models))]

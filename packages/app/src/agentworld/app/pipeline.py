@@ -240,7 +240,8 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
         **decoding_options(cfg.num_beams, cfg.allow_hub))}
     # every baseline gets the training episodes; the retrieval-only one indexes them
     train_data = state.train_url if state.train_url and url_exists(state.train_url) else None
-    left_out = [name for name in cfg.baselines if name in RETRIEVAL_BASELINES and train_data is None]
+    left_out = [name for name in cfg.baselines
+                if name in RETRIEVAL_BASELINES and train_data is None]
     for name in cfg.baselines:
         if name not in left_out:
             models[name] = plugins.get_sim_backend(name).load(None, domain=domain,

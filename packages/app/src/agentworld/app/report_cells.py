@@ -7,7 +7,8 @@ from agentworld.core.evaluate import MetricStat
 
 
 def cell(s: MetricStat | None, ci: bool = True) -> str:
-    """``mean [ci_low, ci_high]`` to three decimals (``mean`` alone without ``ci``); ``-`` for none."""
+    """``mean [ci_low, ci_high]`` to three decimals (``mean`` alone without ``ci``); ``-`` for
+    none."""
     if s is None:
         return "-"
     return f"{s.mean:.3f} [{s.ci_low:.3f}, {s.ci_high:.3f}]" if ci else f"{s.mean:.3f}"

@@ -13,7 +13,8 @@ with its working directory). A request is answered by
    of the request's action text, family and state key, over lower-cased word and punctuation
    tokens (``-l`` and ``|`` count); the first training step on a tie or when no token is known.
 
-The answer is the training step's whole assistant target (:func:`agentworld.core.formats.step_answer`:
+The answer is the training step's whole assistant target
+(:func:`agentworld.core.formats.step_answer`:
 the reward footer included when its episode has one). ``bm25s`` is imported when the index is
 built (``agentworld-core[retrieval]``), so importing this module stays light.
 """
@@ -70,8 +71,9 @@ class NearestWorldModel:
             raise ValueError("the nearest baseline needs training episodes with at least one step")
         # most often seen, then first seen (Counter.most_common keeps insertion order on ties)
         self.exact = {key: counts.most_common(1)[0][0] for key, counts in exact.items()}
-        bm25s = require("bm25s", "retrieval", "the retrieval-only baseline nearest")
-        tokenization = require("bm25s.tokenization", "retrieval", "the retrieval-only baseline nearest")
+        purpose = "the retrieval-only baseline nearest"
+        bm25s = require("bm25s", "retrieval", purpose)
+        tokenization = require("bm25s.tokenization", "retrieval", purpose)
         self.tokenizer = tokenization.Tokenizer(lower=True, splitter=_TOKEN, stopwords=[])
         tokens = self.tokenizer.tokenize(docs, return_as="tuple", show_progress=False)
         self.bm25 = bm25s.BM25()

@@ -28,7 +28,8 @@ _VOLATILE = re.compile(
     r"|\bopenssl\s+rand\b|\brandom\.|\btime\.time\b|\bdatetime\.|\buuid\b"
 )
 # ls with a long or time-sorted listing (-l, -t, -la, --full-time, ...) shows modification times
-_LS_TIMES = re.compile(r"(?:^|[;&|(]\s*|\bdo\s+|\bthen\s+)ls\s+(?:[^;&|]*\s)?-(?:[a-zA-Z]*[lt]|-full-time|-time)")
+_LS_TIMES = re.compile(r"(?:^|[;&|(]\s*|\bdo\s+|\bthen\s+)ls\s+(?:[^;&|]*\s)?"
+                       r"-(?:[a-zA-Z]*[lt]|-full-time|-time)")
 # the `time` keyword (a prefix word, not a command of its own) prints how long the command took
 _TIMED = re.compile(r"(?:^|[;&|({]\s*|\bdo\s+|\bthen\s+)time\s")
 # a command sent to the background prints its job number and process id
@@ -42,6 +43,7 @@ def is_deterministic(command: str) -> bool:
     times (``ls -l``), is timed (``time``) or starts a background job; ``True`` otherwise."""
     if command_words(command) & NONDETERMINISTIC_COMMANDS:
         return False
-    if _VOLATILE.search(command) or _LS_TIMES.search(command.strip()) or _TIMED.search(command.strip()):
+    line = command.strip()
+    if _VOLATILE.search(line) or _LS_TIMES.search(line) or _TIMED.search(line):
         return False
     return not _BACKGROUND.search(command.replace("2>&1", "").replace(">&2", ""))
