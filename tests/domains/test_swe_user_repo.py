@@ -161,3 +161,29 @@ def test_an_unusable_repo_is_one_line_before_any_file(tmp_path, make, args, says
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], run.stderr
     assert not out.exists() and not Path(f"{out}.part").exists()
+
+
+def test_a_real_pypi_package_with_its_own_tests(tmp_path):
+    """websocket-client (pure Python, stdlib only; in this workspace's environment) with the
+    unittest suite it ships: its 200-odd tests run in the sandbox, mutations of its own
+    modules that they catch, the expert resolving them."""
+    import shutil
+
+    import websocket
+
+    repo = tmp_path / "websocket-client"
+    repo.mkdir()
+    shutil.copytree(Path(websocket.__file__).parent, repo / "websocket",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    make_repo(repo, {})
+    out = tmp_path / "eps.jsonl"
+    run = collect(tmp_path, "--set", f"repo={repo}", "--episodes", "2", "--policy", "scripted=1",
+                  "--out", str(out), "--seed", "1")
+    assert run.returncode == 0, run.stderr
+    eps = [json.loads(line) for line in out.read_text().splitlines()]
+    for ep in eps:
+        check = ep["task"]["check"]
+        assert ep["task"]["setup"]["mutation"]["file"].startswith("websocket/_")
+        assert len(check["fail_to_pass"]) + len(check["pass_to_pass"]) > 150
+        assert all(t.startswith("websocket.tests.test_") for t in check["fail_to_pass"])
+        assert ep["steps"][-1]["reward"] == 1.0

@@ -114,13 +114,18 @@ class UserRepo:
         return h.hexdigest()[:16]
 
     def runner(self) -> str:
-        """:data:`RUNNER` started in the repository's test folder, ``src/`` on the path."""
+        """:data:`RUNNER` started in the repository's test folder, ``src/`` on the path, the
+        tests' own output buffered."""
         start = next((d for d in TEST_DIRS if any(p.startswith(d + "/") for p in self.files)),
                      ".")
         package = start == "." or f"{start}/__init__.py" in self.files
         top = "." if package else start  # a folder of test modules without __init__.py
         source = RUNNER.replace('loader.discover("tests", top_level_dir=".")',
                                 f'loader.discover({start!r}, top_level_dir={top!r})')
+        # the tests' own output is shown only for a failing test (a chatty suite's verbose
+        # lines would be cut at the sandbox's output limit)
+        source = source.replace("verbosity=2, resultclass=_Result", "verbosity=2, buffer=True, "
+                                "resultclass=_Result")
         if any(p.startswith("src/") for p in self.modules):
             source = source.replace('sys.path.insert(0, ".")',
                                     'sys.path.insert(0, "src"); sys.path.insert(0, ".")')
