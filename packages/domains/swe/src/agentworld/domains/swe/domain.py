@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agentworld.core.call_rationales import call_rationale, signatures
 from agentworld.core.domain_base import DomainBase
+from agentworld.core.llm_policy import LLMPolicy, endpoint
 from agentworld.core.toolcalls import ToolCallError, call_of, parse_call
 from agentworld.core.types import Action, Episode, Observation, Step, Task
 from agentworld.domains.swe import scorer, tools
-from agentworld.domains.swe.env import SweEnv
+from agentworld.domains.swe.env import SweEnv, default_limits
 from agentworld.domains.swe.options import SweEnvOptions
-from agentworld.domains.swe.policies import make_policies
+from agentworld.domains.swe.policies import (
+    SWE_AGENT_PROMPT,
+    RandomPolicy,
+    ScriptedExpert,
+    make_policies,
+)
 from agentworld.domains.swe.project import HOME, PROJECT, PROJECTS
 from agentworld.domains.swe.tasks import KINDS, SweTaskSampler
+from agentworld.domains.swe.user_repo import UserRepo
+from agentworld.domains.swe.user_tasks import UserTaskSampler
 
 SYSTEM_PROMPT = f"""You simulate a software engineering environment: a git repository of a small Python library (@PROJECT@) at {HOME} in a Linux sandbox, with python3 and git and no network. Given one tool call, reply with the exact output the tool returns.
 
@@ -73,7 +83,7 @@ class SweDomain(DomainBase):
 
     def for_environment(self, options: dict[str, Any]) -> SweDomain | None:
         """With ``repo`` (the user's own repository), a
-        :class:`~agentworld.domains.swe.user_domain.UserSweDomain` whose tasks and policies
+        :class:`UserSweDomain` whose tasks and policies
         are the repository's, checked here (its clean tests run and pass in the sandbox);
         else ``None``.
 
@@ -83,8 +93,6 @@ class SweDomain(DomainBase):
         """
         if options.get("repo") is None:
             return None
-        from agentworld.domains.swe.user_domain import UserSweDomain
-
         domain = UserSweDomain(options["repo"], options.get("test_cmd"), options.get("sandbox"))
         domain.tasks().passing()
         return domain
@@ -194,3 +202,59 @@ class SweDomain(DomainBase):
             "task kinds": ", ".join(KINDS),
             "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
         }
+
+
+class UserSweDomain(SweDomain):
+    """:class:`SweDomain` on the user's repository; :meth:`SweDomain.for_environment` builds
+    it, so it lives beside it.
+
+    Args:
+        repo: The repository's folder.
+        test_cmd: Its test command (default: unittest discovery).
+        sandbox: Sandbox kind (default: the detected one).
+
+    Raises:
+        agentworld.domains.swe.user_repo.RepoError: an unusable repository.
+    """
+
+    def __init__(self, repo: Path | str, test_cmd: str | None = None,
+                 sandbox: str | None = None) -> None:
+        self.repo = UserRepo.read(repo, test_cmd)
+        self.test_cmd, self.sandbox = test_cmd, sandbox
+
+    @functools.cached_property
+    def _sampler(self) -> UserTaskSampler:
+        return UserTaskSampler(self.repo, default_limits(), self.sandbox)
+
+    def system_prompt(self, task: Task | None) -> str:
+        """The swe world-model prompt naming the user's repository, plus the issue."""
+        text = SYSTEM_PROMPT.replace("@PROJECT@", self.repo.name) + json.dumps(
+            tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
+        return f"{text}\n\nIssue given to the agent:\n{task.instruction}" if task else text
+
+    def make_env(self, **kwargs: Any) -> SweEnv:
+        """A real :class:`SweEnv` on the repository (``kwargs`` go to its constructor)."""
+        kwargs.setdefault("repo", str(self.repo.root))
+        kwargs.setdefault("test_cmd", self.test_cmd)
+        kwargs.setdefault("sandbox", self.sandbox)
+        return SweEnv(**kwargs)
+
+    def tasks(self) -> UserTaskSampler:
+        """Mutations of the repository that its tests catch (one sampler per domain: each
+        candidate's sandboxed run is cached)."""
+        return self._sampler
+
+    def policies(self) -> dict[str, Any]:
+        """Fresh ``scripted`` and ``random`` policies on the repository (``llm`` with an
+        endpoint)."""
+        out: dict[str, Any] = {"scripted": ScriptedExpert(0, self.repo),
+                               "random": RandomPolicy(0, self.repo)}
+        if endpoint() is not None:
+            out["llm"] = LLMPolicy(SWE_AGENT_PROMPT, seed=0, max_tokens=1024, max_steps=30)
+        return out
+
+    def describe(self) -> dict[str, str]:
+        return {**super().describe(),
+                "environment": f"real: the git repository {self.repo.root} in the terminal "
+                               "domain's sandbox",
+                "tests": self.test_cmd or "unittest discovery (python3 -I -S when grading)"}
