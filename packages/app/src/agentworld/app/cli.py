@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentworld.app import hookspecs
-from agentworld.app.commands import listing, data, train, models, run, doctor  # noqa: F401,I001  (add commands, in help order)
+from agentworld.app.commands import listing, data, train, models, run, doctor, new_domain  # noqa: F401,I001  (add commands, in help order)
 from agentworld.app.commands.root import app, console
 from agentworld.core import plugins
 from agentworld.core.errors import EnvironmentUnavailableError
