@@ -162,3 +162,12 @@ def test_a_foreign_server_gets_the_explorer_domain_ours_do_not():
     assert isinstance(foreign, ExplorerDomain) and foreign.name == "mcp"
     assert isinstance(foreign.tasks(), ExplorerTaskSampler)
     assert set(foreign.policies()) >= {"scripted", "random"}
+
+
+def test_drawing_values_writes_nothing_in_the_working_directory(tmp_path, monkeypatch):
+    from agentworld.domains.mcp.explore.schema_values import schema_examples
+
+    monkeypatch.chdir(tmp_path)
+    drawn = schema_examples({"type": "string", "pattern": "^q[a-z]{4}[0-9]$"}, 5, 4)
+    assert drawn and all(len(v) == 6 and v[0] == "q" and v[-1].isdigit() for v in drawn)
+    assert list(tmp_path.iterdir()) == []  # no .hypothesis folder beside the user's data

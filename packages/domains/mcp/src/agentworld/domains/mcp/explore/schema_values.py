@@ -1,24 +1,43 @@
 """Values valid for a JSON Schema, drawn with ``hypothesis-jsonschema`` (types, enums, required
-fields, formats, bounds, patterns), seeded, outside any test run."""
+fields, formats, bounds, patterns), seeded, outside any test run.
+
+Hypothesis is imported at the first draw, not with this module, and keeps its files (a Unicode
+table cache) in the private cache directory ``agentworld.core.cache.cache_dir("hypothesis")``
+unless ``$HYPOTHESIS_STORAGE_DIRECTORY`` says where: never a ``.hypothesis`` folder in the
+working directory of a collection (or of a command that only imports the domain).
+"""
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import threading
 from typing import Any
 
 import jsonschema
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis.errors import HypothesisException
-from hypothesis_jsonschema import from_schema
+from agentworld.core.cache import cache_dir
 
 _LOCK = threading.Lock()  # Hypothesis' engine is not meant to run in several threads at once
 
 
+@functools.cache
+def _storage() -> None:
+    """Point Hypothesis' storage at the private cache (once, before its first import here)."""
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        set_hypothesis_home_dir(cache_dir("hypothesis"))
+
+
 @functools.lru_cache(maxsize=512)
 def _examples(schema_json: str, seed: int, n: int) -> tuple[str, ...]:
+    _storage()
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis.errors import HypothesisException
+    from hypothesis_jsonschema import from_schema
+
     schema = json.loads(schema_json)
     out: list[str] = []
     try:
