@@ -13,6 +13,7 @@ from agentworld.app.figure import MIN_DRIFT_N, build_figure
 from agentworld.app.pipeline import run_pipeline
 from agentworld.core.io import read_episodes
 from agentworld.domains.terminal.long_sessions import MIN_COMMANDS, LongSessionPolicy, long_sessions
+from agentworld.domains.terminal.domain import TerminalDomain
 from agentworld.domains.terminal.handwritten import sessions
 
 PIPELINE = """
@@ -60,6 +61,14 @@ def test_long_split_is_reported_by_turn(tmp_path):
     turns = metrics["by_split_turn"]["nearest"]["long"]
     assert max(int(t) for t in turns) >= MIN_COMMANDS - 1  # turn 30 and later are scored
     report = (run_dir / "report.md").read_text()
+    domain = TerminalDomain()
+    nondeterministic = sum(not domain.is_deterministic(s.action, s.observation)
+                           for e in long for s in e.steps)
+    assert metrics["splits"]["long"]["nondeterministic"] == nondeterministic
+    if nondeterministic:
+        assert f"| long | nondeterministic | {nondeterministic} |" in report
+    else:
+        assert "No step of " in report and "long" in report.split("No step of ")[1].split("\n")[0]
     assert "the nearest real transition on split long (exact match" in report
     assert f"| long | {MIN_COMMANDS - 1} | {len(long)} |" in report  # every session reaches it
     longest = max(len(e.steps) for e in long)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentworld.core.domain_base import domain_hooks
-from agentworld.core.types import Action
+from agentworld.core.types import Action, Observation
 from agentworld.domains.terminal.domain import TerminalDomain
 
 
@@ -27,3 +27,20 @@ def test_deterministic(command: str) -> None:
 ])
 def test_nondeterministic(command: str) -> None:
     assert domain_hooks(TerminalDomain()).is_deterministic(Action(text=command)) is False
+
+
+def test_a_listing_of_set_up_files_is_deterministic() -> None:
+    """The sandbox dates set-up files 1 January 2024: their listing shows no time of day; a file
+    the episode wrote shows one, as does ``stat``'s change time."""
+    hooks = domain_hooks(TerminalDomain())
+    prompt = "user@sandbox:~$ "
+    pinned = f"total 4\n-rw-r--r-- 1 user user 34 Jan  1  2024 notes.txt\n{prompt}"
+    fresh = f"total 4\n-rw-r--r-- 1 user user 34 Dec  7 03:49 notes.txt\n{prompt}"
+    assert hooks.is_deterministic(Action(text="ls -l"), Observation(text=pinned)) is True
+    assert hooks.is_deterministic(Action(text="ls -la d"), Observation(text=fresh)) is False
+    assert hooks.is_deterministic(Action(text="stat -c %Y etc"),
+                                  Observation(text=f"1704067200\n{prompt}")) is True
+    changed = f"Modify: 2024-01-01 00:00:00.000000000 +0000\nChange: 2026-12-07 03:49:07\n{prompt}"
+    assert hooks.is_deterministic(Action(text="stat f"), Observation(text=changed)) is False
+    # the clock itself is never deterministic, whatever it printed
+    assert hooks.is_deterministic(Action(text="date"), Observation(text=f"x\n{prompt}")) is False

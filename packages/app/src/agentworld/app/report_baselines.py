@@ -85,7 +85,12 @@ def determinism_section(result: EvalResult) -> list[str]:
     lines += ["Deterministic: the real answer is a function of the episode so far. "
               "Nondeterministic: it also depends on the clock, process ids or randomness "
               "(`date`, `ps`, `$RANDOM`, `mktemp`, `ls -l`), where no simulator can be exact.", ""]
-    return lines + _table(["split", "real answer", "n", *result.models], rows)
+    lines += _table(["split", "real answer", "n", *result.models], rows)
+    only = [split for split in _splits(result) if result.splits.get(split, {}).get(DETERMINISTIC)
+            and not result.splits[split].get(NONDETERMINISTIC)]
+    if only:
+        lines += [f"No step of {', '.join(only)} has a nondeterministic real answer.", ""]
+    return lines
 
 
 def drift_section(result: EvalResult) -> list[str]:

@@ -215,10 +215,12 @@ class TerminalDomain:
         return _consistency.consistency_turns(episode)
 
     def is_deterministic(self, action: Action, reference: Observation | None = None) -> bool:
-        """Whether the real output of ``action`` is a function of the episode so far: not for
-        the clock, process ids or randomness (``date``, ``ps``, ``$RANDOM``, ``mktemp``, ``ls -l``;
+        """Whether the real output of ``action`` (``reference``) is a function of the episode so
+        far: not for the clock, process ids or randomness (``date``, ``ps``, ``$RANDOM``,
+        ``mktemp``, ``ls -l`` of files the episode wrote;
         :func:`agentworld.domains.terminal.determinism.is_deterministic`)."""
-        return _determinism.is_deterministic(action.text)
+        return _determinism.is_deterministic(action.text,
+                                             reference.text if reference is not None else None)
 
     def output_text(self, observation: Observation) -> str:
         """The command output of an observation: its text without the trailing prompt line."""
