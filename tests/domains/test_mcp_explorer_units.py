@@ -171,3 +171,26 @@ def test_drawing_values_writes_nothing_in_the_working_directory(tmp_path, monkey
     drawn = schema_examples({"type": "string", "pattern": "^q[a-z]{4}[0-9]$"}, 5, 4)
     assert drawn and all(len(v) == 6 and v[0] == "q" and v[-1].isdigit() for v in drawn)
     assert list(tmp_path.iterdir()) == []  # no .hypothesis folder beside the user's data
+
+
+def test_a_server_that_cannot_be_explored_is_one_line(tmp_path):
+    import sys
+
+    import pytest
+    from agentworld.core.collect import collect
+    from agentworld.core.errors import EnvironmentUnavailableError
+    from agentworld.domains.mcp.domain import McpDomain
+    from agentworld.domains.mcp.explore.mcp import ExplorerTaskSampler
+
+    part = tmp_path / "episodes.jsonl.part"
+    with pytest.raises(EnvironmentUnavailableError) as missing:
+        collect(McpDomain(), 2, policies={"scripted": 1}, part=str(part),
+                env_options={"server": f"{tmp_path}/no-such-server --root /x"})
+    message = str(missing.value)
+    assert "\n" not in message and message.startswith("mcp server 'no-such-server' cannot be")
+    assert "FileNotFoundError" in message and f"{tmp_path}/no-such-server --root /x" in message
+    assert list(tmp_path.iterdir()) == []  # the part file is gone, nothing else written
+    script = tmp_path / "empty_server.py"
+    script.write_text("from mcp.server.fastmcp import FastMCP\nFastMCP('empty').run()\n")
+    with pytest.raises(EnvironmentUnavailableError, match="mcp server 'python' lists no tools"):
+        ExplorerTaskSampler(f"{sys.executable} {script}").sample(2, seed=0)

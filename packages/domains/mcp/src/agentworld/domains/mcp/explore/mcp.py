@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from agentworld.core.domain_base import PolicyBase
+from agentworld.core.errors import EnvironmentUnavailableError
 from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.mcp import catalog
 from agentworld.domains.mcp.calls import parse_call, tool_action
-from agentworld.domains.mcp.client import ServerConnection
+from agentworld.domains.mcp.client import ServerConnection, ServerError
 from agentworld.domains.mcp.explore.explorer import ToolExplorer, chains, goal_text
 
 KIND = "explore"
@@ -73,13 +74,26 @@ class ExplorerTaskSampler:
         """``n`` tasks of seed ``seed`` (starts the server once per process to list its tools).
 
         Raises:
-            ServerError: the server does not start.
+            EnvironmentUnavailableError: the server does not start, or lists no tools (one
+                line naming the command and the last line the server wrote on stderr).
         """
-        tools, resources, prompts = server_listing(self.server, max(self.timeout_s, 20.0))
+        label = catalog.label(self.server)
+        try:
+            tools, resources, prompts = server_listing(self.server, max(self.timeout_s, 20.0))
+        except ServerError as exc:
+            head, _, tail = str(exc).partition("; its stderr ends:")
+            last = [line.strip() for line in tail.splitlines() if line.strip()][-1:]
+            raise EnvironmentUnavailableError(
+                f"mcp server {label!r} cannot be collected from: {head.splitlines()[0]}"
+                + (f"; its stderr ends: {last[0][:300]}" if last else "")
+                + f" (check --set server={self.server!r:.200})") from None
+        if not tools:
+            raise EnvironmentUnavailableError(
+                f"mcp server {label!r} lists no tools, so there is nothing to call "
+                f"(server={self.server!r:.200})")
         found = chains(tools)
         rng = random.Random(f"mcp-explore-tasks-{seed}")
         order = rng.sample(range(len(found)), len(found))
-        label = catalog.label(self.server)
         out = []
         for i in range(n):
             chain = found[order[i % len(order)]]
