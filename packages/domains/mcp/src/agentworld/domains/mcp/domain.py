@@ -144,7 +144,8 @@ class McpDomain(DomainBase):
                            "make_env(server='CMD ARGS')",
             "servers": ", ".join(SERVERS) + " (python -m agentworld.domains.mcp.servers.NAME)",
             "action": '{"name": TOOL, "arguments": {...}} -> the raw tool response',
-            "tasks": ", ".join(KINDS),
+            "tasks": ", ".join(KINDS) + "; on a server not ours (--set server=...), explore "
+                     "tasks written from its own tools (agentworld.domains.mcp.explore)",
             "policies": "scripted, random, llm (with AGENTWORLD_LLM_BASE_URL)",
         }
 
