@@ -195,3 +195,43 @@ def test_an_unusable_site_is_one_line_before_any_file(tmp_path, option, says):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0] and value.split("=", 1)[1] in lines[0], run.stderr
     assert not out.exists() and not Path(f"{out}.part").exists()
+
+
+@pytest.fixture
+def pydoc_server(tmp_path):
+    """Python's own documentation server (``python3 -m pydoc -p``, Debian's python3): a real
+    multi-page web application with Get and Search forms, in its own process."""
+    port = free_port()
+    proc = subprocess.Popen(["/usr/bin/python3", "-m", "pydoc", "-n", "127.0.0.1", "-p", str(port)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=tmp_path)  # it stops at stdin's end
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/"
+    proc.kill()
+    proc.wait(timeout=5)
+
+
+def test_a_real_web_application(tmp_path, pydoc_server):
+    """The bar of issue 45: episodes on a real web application visit at least five distinct
+    pages (pydoc's module pages), and its forms are submitted."""
+    out = tmp_path / "eps.jsonl"
+    run = collect(tmp_path, "--set", f"url={pydoc_server}", "--episodes", "4", "--policy",
+                  "explorer=1", "--policy", "scripted=1", "--max-steps", "8", "--out", str(out),
+                  "--seed", "1")
+    assert run.returncode == 0, run.stderr
+    eps = [json.loads(line) for line in out.read_text().splitlines()]
+    visited = {u for ep in eps for u in urls_of(ep)}
+    assert all(u.startswith(pydoc_server) for u in visited), visited
+    pages = {urlsplit(u).path for u in visited}
+    assert len(pages - {"/", "/get", "/search"}) >= 5, visited
+    assert all(ep["task"]["instruction"].startswith(("Open the page titled \"Pydoc: ",
+                                                     "Fill in and submit the form on"))
+               for ep in eps)
+    assert any(urlsplit(u).path in ("/get", "/search") and "key=" in u for u in visited), visited
+    expert = [ep for ep in eps if ep["metadata"]["policy"] == "scripted"]
+    assert expert and all(ep["steps"][-1]["reward"] == 1.0 for ep in expert)

@@ -87,18 +87,20 @@ class SiteExplorer(PolicyBase):
             node = axtree.find(nodes, "link", hop) if hop is not None else None
             if node is not None:
                 return _act("click", node.bid)
-        if page is not None and url not in self.submitted and self.rng.random() < 0.8:
+        started = bool(self.done_fields)  # a form begun on this page is finished first
+        if page is not None and url not in self.submitted and (started or self.rng.random() < 0.8):
             action = self._form(page, nodes)
             if action is not None:
                 return action
         return self._follow(page, nodes)
 
     def _follow(self, page: Page | None, nodes: list[axtree.Node]) -> Action:
-        """Click a link to a page not visited yet; else go back or any link (even odds); go
-        back without links."""
+        """Click a link to a page not visited yet (one the map knows first, then one it does
+        not); else go back or any link (even odds); go back without links."""
         links = [n for n in nodes if n.role == "link" and n.bid is not None]
         targets = {text: url for text, url in (page.links if page else [])}
-        fresh = [n for n in links if targets.get(n.name) not in self.visited]
+        fresh = [n for n in links if targets.get(n.name, self.page_url) not in self.visited]
+        fresh = fresh or [n for n in links if n.name not in targets]
         if not fresh and (not links or self.rng.random() < 0.5):
             return _act("go_back")
         return _act("click", self.rng.choice(fresh or links).bid)
