@@ -47,7 +47,7 @@ def test_a_huge_body_gets_413_before_it_is_read_and_health_stays_fast(server) ->
     """50 MB declared, 2 MiB actually sent slowly: refused at once, the server keeps serving."""
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
     head = (
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Content-Length: {50 * 1024 * 1024}\r\n\r\n"
     )
     started = time.monotonic()
@@ -137,11 +137,8 @@ def test_api_key_from_the_environment(qwen3_dir: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("AGENTWORLD_API_KEY", "k")  # a key from the environment is taken
     result = CliRunner().invoke(app, ["serve-openai", "/nowhere/ckpt", "--host", "0.0.0.0"])
     assert "API key" not in result.output and "/nowhere/ckpt" in str(result.exception)
-    monkeypatch.delenv("AGENTWORLD_API_KEY")
-    result = CliRunner().invoke(
-        app, ["serve", "--domain", "terminal", "--real", "--host", "0.0.0.0"]
-    )
-    assert result.exit_code == 2 and "API key" in result.output
+    # `serve` makes and prints a token of its own when none is given (even on loopback), so it
+    # has no keyless refusal to test here: tests/sim/test_openenv_security.py covers it
 
 
 def test_batch_failure_is_retried_per_request() -> None:

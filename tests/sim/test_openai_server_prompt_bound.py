@@ -135,3 +135,20 @@ def test_the_prompt_bound() -> None:
         bound.check(messages)
     with pytest.raises(ValueError, match="bytes per token must be > 0"):
         PromptBound.derive(512, bytes_per_token=0, fallback_bytes=1)
+
+
+def test_web_pages_of_other_sites_cannot_drive_it(world_model) -> None:
+    """The served env's browser guard on ``serve-openai`` too (issue 43): a request carrying
+    another site's ``Origin`` gets 403, a ``text/plain`` POST (a browser's "simple" request,
+    sent without a preflight) 415; a client without ``Origin`` is served."""
+    with serve_in_thread(HFChatModel(world_model), "tiny", max_wait_s=0.01) as server:
+        body = json.dumps(request("ls")).encode()
+        answers = []
+        for headers in ({"Content-Type": "application/json", "Origin": "http://evil.example"},
+                        {"Content-Type": "text/plain"},
+                        {"Content-Type": "application/json"}):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            connection.request("POST", "/v1/chat/completions", body, headers)
+            answers.append(connection.getresponse().status)
+            connection.close()
+    assert answers == [403, 415, 200]

@@ -51,6 +51,7 @@ from agentworld.sim.server.chat import (
     RequestError,
     chat_model_for,
 )
+from agentworld.sim.server.browser import BrowserGuardMiddleware
 from agentworld.sim.server.limits import BodyLimitMiddleware
 from agentworld.sim.server.slow_clients import uvicorn_options
 from agentworld.sim.server.protocol import (
@@ -227,6 +228,8 @@ def create_app(
         max_bytes=body_limit(max_body_bytes, prompt_bound),
         error_body=lambda message: error_body(413, message),
     )
+    # outermost: a page of another site gets 403, a non-JSON POST 415 (sim.server.browser)
+    app.add_middleware(BrowserGuardMiddleware, allowed_origins=())
     batcher: Batcher[PreparedChat, ChatResult] = Batcher(
         chat_model.generate, max_batch=max_batch, max_wait_s=max_wait_s
     )
