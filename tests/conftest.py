@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from agentworld.core.types import Action, Episode, Observation, Step, Task
+from agentworld.core.types import Episode
 from agentworld.domains.terminal.disk import UNBOUNDED_ENV
 from agentworld.domains.terminal.episode_root import disk_kind
+from episode_factory import make_episode
 
 
 def _one_thread_per_worker() -> None:
@@ -41,23 +41,6 @@ def _accept_what_this_machine_cannot_bound() -> None:
 _accept_what_this_machine_cannot_bound()
 
 
-def make_episode(n_steps: int = 3, episode_id: str = "ep0") -> Episode:
-    """A terminal-like episode: ``echo k`` prints ``k``, ``true`` prints nothing."""
-    prompt = "user@sandbox:~$ "
-    steps = []
-    for k in range(n_steps):
-        action = f"echo {k}" if k % 2 == 0 else "true"
-        text = f"{k}\n{prompt}" if k % 2 == 0 else prompt
-        steps.append(Step(action=Action(text=action), observation=Observation(text=text)))
-    return Episode(
-        id=episode_id,
-        domain="terminal",
-        task=Task(id="t0", domain="terminal", instruction="print numbers", kind="inspect"),
-        system_prompt="You simulate a bash terminal.",
-        initial_observation=Observation(text=prompt),
-        steps=steps,
-        metadata={"policy": "scripted", "seed": 0, "source": "test"},
-    )
 
 
 @pytest.fixture

@@ -133,7 +133,7 @@ def test_a_part_past_the_time_budget_is_skipped_and_reported(tmp_path: Path) -> 
 def test_the_gpu_preset_builds_with_the_copy_prior_and_scratch_toml_validates(tmp_path: Path) -> None:
     from agentworld.app.config import load_config
     from agentworld.app.pipeline import RunState, check_stages
-    from conftest import make_episode
+    from episode_factory import make_episode
     from preset import SHAPES, build_init
 
     init = tmp_path / "init"

@@ -21,8 +21,10 @@ ACCEPTED = {
                  "commands (Path | None, default None)", "home (Path | None, default None)"],
     "mcp": ["server (str | None", "timeout_s (float, default 10.0)", "max_steps (int, default 50)"],
     "search": ["world_seed (int, default 0)", "corpus (Path | None, default None)"],
-    "swe": ["max_steps (int, default 30)", "sandbox ('bubblewrap' | 'unshare' | None"],
-    "web": ["timeout_s (float, default 5.0)", "chromium (str | None"],
+    "swe": ["max_steps (int, default 30)", "sandbox ('bubblewrap' | 'unshare' | None",
+            "repo (Path | None, default None)", "test_cmd (str | None, default None)"],
+    "web": ["timeout_s (float, default 5.0)", "chromium (str | None",
+            "url (str | None, default None)", "site (Path | None, default None)"],
     "tty": ["max_steps (int, default 30)", "sandbox (", "root_parent (str | None"],
     "frozenlake-4x4": ["render_mode ('ansi' | None, default None)"],
 }

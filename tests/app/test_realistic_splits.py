@@ -97,7 +97,7 @@ def test_eval_sets_must_be_evaluation_sets(tmp_path):
     text = PIPELINE.format(dir=tmp_path, sources="[]").replace('["handwritten"]', '["random"]')
     config = parse_config(text.split("[cpt]")[0])
     with pytest.raises(ValueError, match="eval_sets: 'random' is not an evaluation set of domain "
-                                         "'terminal'; valid: \\['handwritten'\\]"):
+                                         "'terminal'; valid: \\['handwritten', 'long'\\]"):
         run_pipeline(config, Console(file=open(tmp_path / "c.txt", "w")))
     with pytest.raises(ConfigError, match="realistic_max_transitions"):
         parse_config("[eval]\nrealistic_max_transitions = -1\n")

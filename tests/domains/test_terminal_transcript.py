@@ -16,6 +16,7 @@ OUTPUT_KINDS = ("inspect", "navigate", "count")
 
 class _Kinds(TerminalDomain):
     def __init__(self, kinds: tuple[str, ...]) -> None:
+        super().__init__()
         self.kinds = kinds
 
     def tasks(self) -> TerminalTaskSampler:
