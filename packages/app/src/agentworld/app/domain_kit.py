@@ -4,7 +4,7 @@ The package (``agentworld-domain-NAME``, module ``agentworld_NAME``) holds a cou
 environment, its task sampler, a scripted policy and the :class:`~agentworld.core.domain_base.DomainBase`
 subclass tying them together (one ~60-line module), the ``agentworld`` entry point that
 registers it, and a test that checks the contract and collects two episodes. Installed
-(``pip install -e DIR``), ``agentworld collect --domain NAME`` runs it as it is.
+(``uv pip install -e DIR``), ``agentworld collect --domain NAME`` runs it as it is.
 """
 
 from __future__ import annotations
@@ -136,7 +136,8 @@ def test_contract_and_two_scripted_episodes():
 README = """# agentworld-domain-{name}
 
 A domain for agentworld, made by `agentworld new-domain {name}`: `src/{module}/domain.py` is
-the whole domain. Install it next to agentworld (`pip install -e .`), then:
+the whole domain. Install it into agentworld's environment (`uv pip install -e .`; a later `uv sync` of
+agentworld removes it: install it again, or add it to that project's dependencies), then:
 
     agentworld domains
     agentworld collect --domain {name} --episodes 2 --out episodes.jsonl

@@ -21,9 +21,11 @@ def new_domain_cmd(
 ) -> None:
     """Write agentworld-domain-NAME: a counter environment, its tasks, a scripted policy and a
     DomainBase subclass in one module, the entry point that registers it, and a test. Install
-    it with `pip install -e DIR`; then `agentworld collect --domain NAME` runs it."""
+    it into the project's environment with `uv pip install -e DIR` (a later `uv sync` removes
+    it); then `agentworld collect --domain NAME` runs it."""
     if name in plugins.names("domain"):
         raise ValueError(f"a domain named {name!r} is already installed; choose another name")
     target = write_package(name, out)
-    console.print(f"wrote {escape(str(target))}; next: pip install -e {escape(str(target))}",
+    console.print(f"wrote {escape(str(target))}; next: uv pip install -e {escape(str(target))} "
+                  "(into the environment agentworld runs in; a later uv sync removes it)",
                   soft_wrap=True)

@@ -20,7 +20,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-console = Console()
+console = Console(soft_wrap=True)  # long lines stay whole in logs and at 80 columns
 
 # One name per concept across commands: --model is the model (preset, checkpoint directory or
 # hub id), --out where a command writes; the old names stay as aliases.

@@ -41,8 +41,13 @@ def _mib(n: int) -> str:
 
 
 def _linger() -> str:
+    """The fix for a missing systemd user manager: lingering where systemd is the init
+    system (``/run/systemd/system`` exists, as sd_booted(3) checks), else a delegated cgroup."""
     user = getpass.getuser()
-    return f"sudo loginctl enable-linger {user} (needs root), then log in again"
+    if os.path.isdir("/run/systemd/system"):
+        return f"sudo loginctl enable-linger {user} (needs root), then log in again"
+    return (f"systemd is not this machine's init: have root delegate a cgroup v2 subtree to "
+            f"{user} (mkdir /sys/fs/cgroup/{user} && chown -R {user} /sys/fs/cgroup/{user})")
 
 
 def sandbox_bounds(limits: Limits | None = None) -> list[Bound]:
