@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 from agentworld.core.types import Task
@@ -107,6 +108,22 @@ def _unique_summaries(world_seed: int) -> list[tuple[str, str]]:
     return out
 
 
+def sample_kinds(n: int, seed: int, kinds: tuple[str, ...],
+                 task: Callable[[random.Random, str, str], Task]) -> list[Task]:
+    """``n`` tasks ``task(rng, kind, task_id)`` with ``rng = random.Random(seed)``, the kinds
+    taken in turn from a seeded offset (every kind within ``len(kinds)`` draws); ids
+    ``search-SEED-I``.
+
+    Raises:
+        ValueError: ``n`` is negative.
+    """
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    rng = random.Random(seed)
+    offset = rng.randrange(len(kinds))
+    return [task(rng, kinds[(offset + i) % len(kinds)], f"search-{seed}-{i}") for i in range(n)]
+
+
 class SearchTaskSampler:
     """Seeded tasks over the corpus of world ``world_seed``.
 
@@ -128,17 +145,13 @@ class SearchTaskSampler:
         self._docs: list[tuple[str, str]] | None = None
 
     def sample(self, n: int, *, seed: int) -> list[Task]:
-        """``n`` tasks drawn with ``random.Random(seed)`` (same seed, same tasks).
+        """``n`` tasks drawn with ``random.Random(seed)`` (same seed, same tasks;
+        :func:`sample_kinds`).
 
         Raises:
             ValueError: ``n`` is negative.
         """
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
-        rng = random.Random(seed)
-        offset = rng.randrange(len(self.kinds))
-        return [self._task(rng, self.kinds[(offset + i) % len(self.kinds)], f"search-{seed}-{i}")
-                for i in range(n)]
+        return sample_kinds(n, seed, self.kinds, self._task)
 
     def _task(self, rng: random.Random, kind: str, task_id: str) -> Task:
         w = self.world

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from agentworld.core.types import Task
 from agentworld.domains.search.corpus import Page
-from agentworld.domains.search.tasks import INSTRUCTION_TAIL
+from agentworld.domains.search.tasks import INSTRUCTION_TAIL, sample_kinds
 
 USER_KINDS: tuple[str, ...] = ("lookup", "two_hop", "compare")
 FACT_WINDOW = 4500
@@ -146,17 +146,13 @@ class UserTaskSampler:
                              "section heading and no link between its documents")
 
     def sample(self, n: int, *, seed: int) -> list[Task]:
-        """``n`` tasks drawn with ``random.Random(seed)`` (same seed, same tasks).
+        """``n`` tasks drawn with ``random.Random(seed)`` (same seed, same tasks;
+        :func:`sample_kinds`).
 
         Raises:
             ValueError: ``n`` is negative.
         """
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
-        rng = random.Random(seed)
-        offset = rng.randrange(len(self.kinds))
-        return [self._task(rng, self.kinds[(offset + i) % len(self.kinds)], f"search-{seed}-{i}")
-                for i in range(n)]
+        return sample_kinds(n, seed, self.kinds, self._task)
 
     def _task(self, rng: random.Random, kind: str, task_id: str) -> Task:
         if kind == "lookup" and self.facts and (not self.sections or rng.random() < 0.6):
