@@ -80,6 +80,11 @@ def test_collect_cites_the_users_documents(tmp_path):
             assert any(title in t for t in texts for title in titles)
         assert not any("stealCookies" in t or "Secret" in t for t in texts)
     assert {"lookup", "two_hop", "compare"} <= kinds
+    # the random policy opens the user's pages, never the built-in corpus's wiki
+    opened = [s["action"]["text"] for e in eps if e["metadata"]["policy"] == "random"
+              for s in e["steps"] if '"web_extractor"' in s["action"]["text"]]
+    assert not any("worldpedia" in a for a in opened), opened
+    assert any(f'"url": "{doc}"' in a for a in opened for doc in ids), opened
     two_hop = next(e for e in eps if e["task"]["kind"] == "two_hop")
     assert two_hop["task"]["check"]["answer"] in {"17", "12", "88", "59"}
     # the HTML page reached the agent as Markdown, its script dropped

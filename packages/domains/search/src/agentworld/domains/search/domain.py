@@ -108,7 +108,9 @@ class SearchDomain(DomainBase):
             engine, _ = load_user_engine(str(Path(self.corpus).resolve()))
             words = sorted({w.lower() for p in engine.pages for w in re.findall(r"[A-Za-z]{4,}",
                                                                                  p.title)})
-            out["scripted"], out["random"] = UserExpert(), RandomPolicy(words=words)
+            out["scripted"] = UserExpert()
+            out["random"] = RandomPolicy(words=words, base_url="",
+                                         known_urls=[p.url for p in engine.pages])
         return out
 
     def score(self, predicted: str, reference: Observation) -> float:

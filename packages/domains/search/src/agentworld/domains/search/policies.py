@@ -141,14 +141,20 @@ class RandomPolicy(PolicyBase):
     Args:
         seed: Seed of its choices; ``reset(seed)`` re-seeds.
         words: Query words (default :attr:`WORDS`, words of the built-in corpus).
+        base_url: Where a guessed page lives (default the built-in corpus's wiki; ``""`` for a
+            user corpus, whose pages are addressed by their path in its folder).
+        known_urls: Pages it may open before any search showed them (a user corpus's own).
     """
 
     name = "random"
     WORDS = ("founded", "city", "river", "company", "population", "json", "parse", "file",
              "return", "string", "list", "time", "path", "thread", "random", "worldpedia")
 
-    def __init__(self, seed: int = 0, words: Sequence[str] = ()) -> None:
+    def __init__(self, seed: int = 0, words: Sequence[str] = (),
+                 base_url: str = "https://en.worldpedia.org/wiki/",
+                 known_urls: Sequence[str] = ()) -> None:
         self.words = tuple(words) or self.WORDS
+        self.base_url, self.known_urls = base_url, list(known_urls)
         self.reset(seed)
 
     def reset(self, seed: int | None) -> None:
@@ -156,7 +162,7 @@ class RandomPolicy(PolicyBase):
         self.rng = random.Random(seed)
         self.length = self.rng.randint(4, 10)
         self.keys: list[str] = []
-        self.urls: list[str] = []
+        self.urls: list[str] = list(self.known_urls)
 
     def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
         """A random call; ``None`` after the episode's drawn length."""
@@ -175,7 +181,7 @@ class RandomPolicy(PolicyBase):
             return render_call("web_search", {"query": query})
         if roll < 0.6:
             url = rng.choice(self.urls) if self.urls and rng.random() < 0.8 else \
-                f"https://en.worldpedia.org/wiki/{rng.choice(self.words).capitalize()}"
+                f"{self.base_url}{rng.choice(self.words).capitalize()}"
             paged = self._page(history)
             if paged is not None:  # read a truncated page further
                 return render_call("web_extractor", paged)
