@@ -99,13 +99,16 @@ class WebDomain(DomainBase):
         except ActionError:
             return {"invalid"}
         out = {parsed.name}
-        if parsed.name == "goto" and not any(
-                parsed.arguments["url"].startswith(f"http://{h}/") for h in
-                ("shop.test", "forum.test", "todo.test", "miniwob.test")):
+        if parsed.name == "goto" and self.off_host(parsed.arguments["url"]):
             out.add("goto:off-host")
         if parsed.name == "press":
             out.add(f"press:{parsed.arguments['key_comb']}")
         return out
+
+    def off_host(self, url: str) -> bool:
+        """Whether ``url`` is outside the environment's sites (here: the built-in apps)."""
+        return not any(url.startswith(f"http://{h}/") for h in
+                       ("shop.test", "forum.test", "todo.test", "miniwob.test"))
 
     def explain(self, step: Step, previous_state: dict[str, Any] | None,
                 history: Any = ()) -> str:
@@ -219,19 +222,9 @@ class SiteDomain(WebDomain):
         return {"scripted": SiteExplorer(pages, goal=True), "explorer": SiteExplorer(pages),
                 "random": RandomPolicy()}
 
-    def command_families(self, action: Action) -> set[str]:
-        """The action name, plus ``goto:off-host`` for a navigation off the site and
-        ``press:KEY`` for a key press."""
-        try:
-            parsed = parse(action.text)
-        except ActionError:
-            return {"invalid"}
-        out = {parsed.name}
-        if parsed.name == "goto" and origin(parsed.arguments["url"]) != origin(self._map[1]):
-            out.add("goto:off-host")
-        if parsed.name == "press":
-            out.add(f"press:{parsed.arguments['key_comb']}")
-        return out
+    def off_host(self, url: str) -> bool:
+        """Whether ``url`` is off the user's site (another origin than its start page's)."""
+        return origin(url) != origin(self._map[1])
 
     def describe(self) -> dict[str, str]:
         return {
