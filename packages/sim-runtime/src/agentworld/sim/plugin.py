@@ -1,7 +1,6 @@
 """Plugin of ``agentworld-sim``: the ``hf``, ``openai`` and ``vllm`` sim backends and the
 ``serve-openai`` command (torch, the openai client, FastAPI and vLLM are imported lazily)."""
 
-from pathlib import Path
 from typing import Annotated, Any
 
 from agentworld.core.hookspecs import Register, hookimpl
@@ -50,6 +49,7 @@ def register_sim_backends(register: Register) -> None:
 @hookimpl
 def register_commands(cli: Any) -> None:
     import typer  # annotations below are evaluated here (no `from __future__ import annotations`)
+    from agentworld.sim.serve_options import AllowHub, ApiKeyFile, Device, Dtype, Host, Port
 
     @cli.command("serve-openai")
     def serve_openai_cmd(
@@ -63,29 +63,17 @@ def register_commands(cli: Any) -> None:
             str | None,
             typer.Option(help="Checkpoint directory (or a hub id you pass)."),
         ] = None,
-        host: Annotated[
-            str, typer.Option(help="Interface to bind; loopback unless you mean to expose it.")
-        ] = "127.0.0.1",
-        port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port.")] = 8000,
+        host: Host = "127.0.0.1",
+        port: Port = 8000,
         backend: Annotated[
             str, typer.Option(help="Sim backend that loads the checkpoint (hf or vllm).")
         ] = "hf",
         served_model_name: Annotated[
             str | None, typer.Option(help="Model id clients send (default: CHECKPOINT as given).")
         ] = None,
-        device: Annotated[
-            str, typer.Option(help="hf backend: 'auto', 'cpu', 'cuda', ...")
-        ] = "auto",
-        dtype: Annotated[
-            str, typer.Option(help="'auto', 'float32', 'bfloat16' or 'float16'.")
-        ] = "auto",
-        allow_hub: Annotated[
-            bool,
-            typer.Option(
-                "--allow-hub/--no-allow-hub",
-                help="CHECKPOINT may be a Hugging Face Hub id 'org/name' (downloads).",
-            ),
-        ] = True,
+        device: Device = "auto",
+        dtype: Dtype = "auto",
+        allow_hub: AllowHub = True,
         max_batch: Annotated[
             int, typer.Option(min=1, help="Most requests gathered into one generate call.")
         ] = 64,
@@ -104,10 +92,7 @@ def register_commands(cli: Any) -> None:
                 "variable (or AGENTWORLD_SERVE_API_KEY) or --api-key-file.",
             ),
         ] = None,
-        api_key_file: Annotated[
-            Path | None,
-            typer.Option(help="Read the API key from this file (mode 600: owner only)."),
-        ] = None,
+        api_key_file: ApiKeyFile = None,
         no_auth: Annotated[
             bool,
             typer.Option("--no-auth", help="Allow a non-loopback --host without an API key."),

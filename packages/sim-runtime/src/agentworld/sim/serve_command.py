@@ -4,13 +4,13 @@ Registered by :mod:`agentworld.sim.plugin`; the server itself is :mod:`agentworl
 (imported when the command runs: it needs the ``openenv`` extra).
 """
 
-from pathlib import Path
 from typing import Annotated, Any
 
 
 def register_serve(cli: Any) -> None:
     """Add the ``serve`` command to the typer app ``cli``."""
     import typer  # annotations below are evaluated here (no `from __future__ import annotations`)
+    from agentworld.sim.serve_options import AllowHub, ApiKeyFile, Device, Dtype, Host, Port
 
     @cli.command("serve")
     def serve_cmd(
@@ -27,10 +27,8 @@ def register_serve(cli: Any) -> None:
         real: Annotated[
             bool, typer.Option("--real", help="Serve the domain's real env instead.")
         ] = False,
-        host: Annotated[
-            str, typer.Option(help="Interface to bind; loopback unless you mean to expose it.")
-        ] = "127.0.0.1",
-        port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port.")] = 8000,
+        host: Host = "127.0.0.1",
+        port: Port = 8000,
         max_sessions: Annotated[
             int, typer.Option(min=1, help="Most concurrent sessions (WebSocket and HTTP).")
         ] = 8,
@@ -43,17 +41,9 @@ def register_serve(cli: Any) -> None:
         max_new_tokens: Annotated[
             int, typer.Option(min=1, help="Generation limit per simulated step (tokens).")
         ] = 256,
-        device: Annotated[str, typer.Option(help="'auto', 'cpu', 'cuda', ...")] = "auto",
-        dtype: Annotated[
-            str, typer.Option(help="'auto', 'float32', 'bfloat16' or 'float16'.")
-        ] = "auto",
-        allow_hub: Annotated[
-            bool,
-            typer.Option(
-                "--allow-hub/--no-allow-hub",
-                help="CHECKPOINT may be a Hugging Face Hub id 'org/name' (downloads).",
-            ),
-        ] = True,
+        device: Device = "auto",
+        dtype: Dtype = "auto",
+        allow_hub: AllowHub = True,
         reward_source: Annotated[
             str | None,
             typer.Option(
@@ -106,10 +96,7 @@ def register_serve(cli: Any) -> None:
                 "AGENTWORLD_API_KEY environment variable or --api-key-file.",
             ),
         ] = None,
-        api_key_file: Annotated[
-            Path | None,
-            typer.Option(help="Read the API key from this file (mode 600: owner only)."),
-        ] = None,
+        api_key_file: ApiKeyFile = None,
         no_auth: Annotated[
             bool,
             typer.Option(
@@ -136,8 +123,8 @@ def register_serve(cli: Any) -> None:
         --api-key, else a fresh one printed at start (--no-token serves it open: with --real
         every client gets a shell). Pages of other sites are refused (see --allow-origin).
         """
-        from agentworld.sim.openenv.serve import build_app, serve
         from agentworld.sim.api_key_option import resolve_api_key
+        from agentworld.sim.openenv.serve import build_app, serve
         from agentworld.sim.server.auth import check_exposure, new_token
 
         api_key = resolve_api_key(api_key, api_key_file, ("AGENTWORLD_API_KEY",))
