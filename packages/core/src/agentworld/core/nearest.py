@@ -1,17 +1,14 @@
 """The retrieval-only baseline ``nearest``: answer the observation of the most similar real
 transition of the *training* episodes, unmodified.
 
-A fidelity report asks whether a trained world model beats looking the answer up. The index is
-built once per load from the training episodes (never the evaluated ones): one document per
-real step, its action text, the action's family (the domain's ``action_type``) and a short
-state key, the last line of the observation before the action (for the terminal, the prompt
-with its working directory). A request is answered by
-
-1. an *exact* match: a training step with the same action text after the same previous
-   observation (the observation seen most often after it; the first seen on a tie);
-2. else the best Okapi BM25 match (``bm25s``: Lucene's variant, ``k1 = 1.5``, ``b = 0.75``)
-   of the request's action text, family and state key, over lower-cased word and punctuation
-   tokens (``-l`` and ``|`` count); the first training step on a tie or when no token is known.
+A fidelity report asks whether a trained world model beats looking the answer up. The index
+(:class:`agentworld.core.retrieval.TransitionIndex`, the one retrieval-augmented world models
+use) is built once per load from the training episodes (never the evaluated ones): one document
+per distinct real step, its action text, the action's family (the domain's ``action_type``) and
+a short state key, the last line of the observation before the action. A request is answered by
+the index's best match: an exact match (same action text after the same previous observation,
+the one seen most often, the first seen on a tie), else the best Okapi BM25 match (the first
+training step on a tie or when no token is known).
 
 The answer is the training step's whole assistant target
 (:func:`agentworld.core.formats.step_answer`:
@@ -21,22 +18,14 @@ built (``agentworld-core[retrieval]``), so importing this module stays light.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from agentworld.core.domain_base import domain_hooks
-from agentworld.core.extras import require
 from agentworld.core.formats import previous_observation, step_answer
-from agentworld.core.types import Action, Episode, Prediction
+from agentworld.core.retrieval import TransitionIndex, state_key
+from agentworld.core.types import Episode, Prediction
 
-_TOKEN = r"(?u)\w+|[^\w\s]"
-
-
-def state_key(previous: str) -> str:
-    """The last non-blank line of the observation before an action (``""`` when none)."""
-    lines = [line for line in previous.splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
+__all__ = ["NearestBackend", "NearestWorldModel", "state_key"]
 
 
 class NearestWorldModel:
@@ -52,49 +41,21 @@ class NearestWorldModel:
     """
 
     def __init__(self, episodes: Sequence[Episode], domain: Any = None) -> None:
-        self.hooks = domain_hooks(domain) if domain is not None else None
+        try:
+            self.index = TransitionIndex(episodes, domain, "the retrieval-only baseline nearest")
+        except ValueError:
+            raise ValueError("the nearest baseline needs training episodes with at least one "
+                             "step") from None
         self.answers: list[tuple[str, str]] = []  # (assistant target, observation text)
-        docs: list[str] = []
-        exact: dict[tuple[str, str], Counter[int]] = {}
-        first: dict[tuple[str, str, str], int] = {}
-        for episode in episodes:
-            previous = episode.initial_observation.text
-            for step in episode.steps:
-                index = first.setdefault(
-                    (step.action.text, previous, step.observation.text), len(self.answers))
-                if index == len(self.answers):
-                    self.answers.append((step_answer(episode, step), step.observation.text))
-                    docs.append(self._document(step.action, previous))
-                exact.setdefault((step.action.text, previous), Counter())[index] += 1
-                previous = step.observation.text
-        if not self.answers:
-            raise ValueError("the nearest baseline needs training episodes with at least one step")
-        # most often seen, then first seen (Counter.most_common keeps insertion order on ties)
-        self.exact = {key: counts.most_common(1)[0][0] for key, counts in exact.items()}
-        purpose = "the retrieval-only baseline nearest"
-        bm25s = require("bm25s", "retrieval", purpose)
-        tokenization = require("bm25s.tokenization", "retrieval", purpose)
-        self.tokenizer = tokenization.Tokenizer(lower=True, splitter=_TOKEN, stopwords=[])
-        tokens = self.tokenizer.tokenize(docs, return_as="tuple", show_progress=False)
-        self.bm25 = bm25s.BM25()
-        self.bm25.index(tokens, show_progress=False)
-
-    def _document(self, action: Action, previous: str) -> str:
-        family = self.hooks.action_type(action) if self.hooks is not None else ""
-        return f"{action.text}\n{family}\n{state_key(previous)}"
+        for tr in self.index.transitions:
+            episode = episodes[tr.source[0]]
+            self.answers.append((step_answer(episode, episode.steps[tr.source[1]]),
+                                 tr.observation))
 
     def nearest(self, action_text: str, previous: str) -> int:
         """Index into :attr:`answers` of the training step answering ``action_text`` after the
         observation ``previous`` (the module docstring's rules)."""
-        hit = self.exact.get((action_text, previous))
-        if hit is not None:
-            return hit
-        import numpy as np
-
-        ids = self.tokenizer.tokenize([self._document(Action(text=action_text), previous)],
-                                      update_vocab=False, return_as="ids", show_progress=False)
-        scores = self.bm25.get_scores(ids[0]) if ids and ids[0] else np.zeros(1)
-        return int(np.argmax(scores))  # the first of the best; 0 when no token is known
+        return self.index.nearest(action_text, previous)
 
     def predict(
         self, requests: Sequence[list[dict[str, str]]], *, max_new_tokens: int | None = None
