@@ -40,3 +40,15 @@ def test_collect_env_options_are_a_table_of_any_values():
     config = parse_config("[collect]\nenv_options = { max_steps = 5, sandbox = 'unshare' }\n")
     assert config.collect.env_options == {"max_steps": 5, "sandbox": "unshare"}
     assert parse_config("[collect]\n").collect.env_options == {}
+
+
+def test_quickstart_full_is_the_same_pipeline_with_larger_budgets():
+    fast, full = quickstart_config(), quickstart_config(full=True)
+    assert full.stages() == fast.stages()
+    for key in ("policies", "max_steps", "ood_task_kinds", "ood_commands", "realistic_sources",
+                "eval_sets", "eval_max_steps"):  # the same splits, so the figures compare
+        assert getattr(full.collect, key) == getattr(fast.collect, key), key
+    assert full.cpt.options() | {"max_steps": 0} == fast.cpt.options() | {"max_steps": 0}
+    assert full.collect.episodes >= 3 * fast.collect.episodes
+    assert full.sft.options()["max_steps"] >= 3 * fast.sft.options()["max_steps"]
+    assert full.eval.num_beams > fast.eval.num_beams == 1

@@ -191,9 +191,11 @@ def load_config(path: str | Path) -> PipelineConfig:
     return parse_config(path.read_text(encoding="utf-8"), str(path))
 
 
-def quickstart_config() -> PipelineConfig:
-    """The embedded default pipeline run by ``agentworld quickstart``."""
+def quickstart_config(full: bool = False) -> PipelineConfig:
+    """The embedded default pipeline run by ``agentworld quickstart``: ``quickstart.toml``, or
+    with ``full`` the full recipe ``quickstart-full.toml`` (``agentworld quickstart --full``)."""
     from importlib.resources import files
 
-    text = files("agentworld.app").joinpath("quickstart.toml").read_text(encoding="utf-8")
-    return parse_config(text, "quickstart.toml")
+    name = "quickstart-full.toml" if full else "quickstart.toml"
+    text = files("agentworld.app").joinpath(name).read_text(encoding="utf-8")
+    return parse_config(text, name)
