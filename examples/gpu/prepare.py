@@ -39,12 +39,13 @@ SPLITS = ("train", "heldout", "ood", "realistic", "handwritten")
 
 
 def collect(run_dir: Path, episodes: int | None) -> Path:
-    """The quickstart's ``[collect]`` stage alone into ``run_dir`` (``episodes`` overrides its
-    count); returns the episodes folder. A killed collection resumes from its part file."""
+    """The full quickstart's (``--full``) ``[collect]`` stage alone into ``run_dir``
+    (``episodes`` overrides its count); returns the episodes folder. A killed collection
+    resumes from its part file."""
     from agentworld.app.config import quickstart_config
     from agentworld.app.pipeline import run_pipeline
 
-    config = quickstart_config()
+    config = quickstart_config(full=True)  # the full recipe's 3,000 episodes
     config.run.dir = str(run_dir)
     if episodes is not None:
         config.collect.episodes = episodes
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=None, help="an episodes folder to reuse")
     p.add_argument("--run-dir", type=Path, default=ROOT / "runs" / "gpu-data",
                    help="where a collection goes")
-    p.add_argument("--episodes", type=int, default=None, help="default: the quickstart's 3,000")
+    p.add_argument("--episodes", type=int, default=None, help="default: the full quickstart's 3,000")
     p.add_argument("--python-version", default="3.12", help="the device's python3 X.Y")
     p.add_argument("--domains", default="terminal,mcp,search,swe",
                    help="domains whose real steps/s are measured ('' for none)")
