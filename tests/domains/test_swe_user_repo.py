@@ -139,9 +139,12 @@ def test_the_graded_run_ignores_the_agents_test_edits(tmp_path):
         env.close()
 
 
-PYTEST_ONLY = {"minicalc/__init__.py": LIBRARY,
-               "tests/test_plain.py": "from minicalc import mean\n\n\ndef test_mean():\n"
-                                      "    assert mean([1, 3]) == 2\n"}
+# tests that fail on the clean repository (a repository whose tests use pytest or declare
+# dependencies gets its environment: tests/domains/test_swe_user_env.py)
+ALL_FAILING = {"minicalc/__init__.py": LIBRARY,
+               "tests/test_plain.py": "import unittest\n\nfrom minicalc import mean\n\n\n"
+                                      "class T(unittest.TestCase):\n    def test_mean(self):\n"
+                                      "        self.assertEqual(mean([1, 3]), 3)\n"}
 
 
 @pytest.mark.parametrize("make, args, says", [
@@ -149,7 +152,7 @@ PYTEST_ONLY = {"minicalc/__init__.py": LIBRARY,
     (lambda d: None, [], "is not a folder"),
     (lambda d: make_repo(d, {"minicalc/__init__.py": LIBRARY}), [], "has no tests"),
     (lambda d: make_repo(d, {"tests/test_x.py": TESTS}), [], "no tracked Python module"),
-    (lambda d: make_repo(d, PYTEST_ONLY), [], "no test passes in the sandbox"),
+    (lambda d: make_repo(d, ALL_FAILING), [], "no test passes in the sandbox"),
     (lambda d: d.mkdir(), ["--set", "test_cmd="], "test_cmd"),
 ])
 def test_an_unusable_repo_is_one_line_before_any_file(tmp_path, make, args, says):

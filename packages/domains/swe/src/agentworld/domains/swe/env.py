@@ -78,7 +78,8 @@ class SweEnv(EnvBase):
 
     Raises:
         RuntimeError: (from ``reset``) no sandbox works here.
-        agentworld.domains.swe.user_repo.RepoError: an unusable ``repo``.
+        agentworld.domains.swe.user_repo.RepoError: an unusable ``repo``, or its test
+            environment (:mod:`agentworld.domains.swe.user_env`) cannot be built.
     """
 
     metadata = {"render_modes": []}
@@ -89,7 +90,8 @@ class SweEnv(EnvBase):
         limits = limits or default_limits()
         self.repo = None if repo is None else UserRepo.read(repo, test_cmd)
         self.max_steps = max_steps
-        self.terminal = TerminalEnv(limits=limits, sandbox=sandbox)
+        binds = () if self.repo is None else self.repo.binds()
+        self.terminal = TerminalEnv(limits=limits, sandbox=sandbox, ro_binds=binds)
         if self.repo is None:
             self.tasks = tasks or SweTaskSampler()
             self.grader = Grader(limits, sandbox)
@@ -97,7 +99,7 @@ class SweEnv(EnvBase):
             modules = list(self.repo.modules)
             self.tasks = tasks or UserTaskSampler(self.repo, limits, sandbox)
             self.grader = Grader(limits, sandbox, self.repo.test_command(grading=True),
-                                 library=lambda pristine: modules)
+                                 library=lambda pristine: modules, ro_binds=binds)
         self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
         self.observation_space = FreeText(OBSERVATION_MAX_LENGTH, min_length=0, charset=_CHARSET)
         self._state: dict[str, Any] | None = None  # privileged state, None: to read again
@@ -118,7 +120,8 @@ class SweEnv(EnvBase):
         project, files = self._files(task)
         setup = Task(id=task.id, domain="terminal", instruction="", setup={"files": files})
         _, info = self.terminal.reset(options={"task": setup})
-        result = self.terminal.run(INIT.format(p=project))
+        exports = self.repo.shell_setup() if self.repo is not None else ""
+        result = self.terminal.run(INIT.format(p=project) + (f" && {exports}" if exports else ""))
         if result.exit_code != 0:
             self.terminal.close()
             raise RuntimeError(f"git could not commit the task repository: {result.output.strip()}")

@@ -95,11 +95,15 @@ class Grader:
             repository: :meth:`~agentworld.domains.swe.user_repo.UserRepo.test_command`).
         library: The library files of a pristine repository (default
             :func:`library_paths`).
+        ro_binds: Read-only binds of the grading sandbox (a user repository's test
+            environment, :meth:`~agentworld.domains.swe.user_repo.UserRepo.binds`).
     """
 
     def __init__(self, limits: Limits, sandbox: str | None = None, command: str = GRADE_COMMAND,
-                 library: Callable[[dict[str, str]], list[str]] | None = None) -> None:
+                 library: Callable[[dict[str, str]], list[str]] | None = None,
+                 ro_binds: tuple[tuple[str, str], ...] = ()) -> None:
         self.limits, self.sandbox, self.command = limits, sandbox, command
+        self.ro_binds = ro_binds
         self.library = library or library_paths
         self._last: tuple[str, str] | None = None  # (hash of the graded tree, its log)
 
@@ -113,7 +117,8 @@ class Grader:
         tree = graded_tree(pristine, read_library(root, self.library(pristine)))
         key = hashlib.sha256(json.dumps(tree, ensure_ascii=False).encode()).hexdigest()
         if self._last is None or self._last[0] != key:
-            self._last = (key, run_suite(tree, self.limits, self.sandbox, self.command))
+            self._last = (key, run_suite(tree, self.limits, self.sandbox, self.command,
+                                         self.ro_binds))
         return self._last[1]
 
     def outcomes(self, pristine: dict[str, str], root: Path) -> dict[str, bool]:
@@ -122,14 +127,15 @@ class Grader:
 
 
 def run_suite(tree: dict[str, str], limits: Limits, sandbox: str | None = None,
-              command: str = GRADE_COMMAND) -> str:
+              command: str = GRADE_COMMAND, ro_binds: tuple[tuple[str, str], ...] = ()) -> str:
     """The test log of repository ``tree`` (``{path: text}``) run in a fresh sandbox with
-    ``command`` (default :data:`GRADE_COMMAND`); the sandbox and its root are gone after.
+    ``command`` (default :data:`GRADE_COMMAND`) and ``ro_binds`` (read-only binds, such as a
+    user repository's test environment); the sandbox and its root are gone after.
 
     Raises:
         RuntimeError: no sandbox works here.
     """
-    env = TerminalEnv(limits=limits, sandbox=sandbox)
+    env = TerminalEnv(limits=limits, sandbox=sandbox, ro_binds=ro_binds)
     try:
         task = Task(id="swe-grading", domain="terminal", instruction="", setup={"files": tree})
         env.reset(options={"task": task})

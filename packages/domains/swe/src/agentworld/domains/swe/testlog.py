@@ -14,6 +14,7 @@ SEPARATOR = "-" * 70
 _NAMED = re.compile(r"^\w+ \(([\w.]+)\) \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|"
                     r"unexpected success)$", re.MULTILINE)  # python3 -m unittest -v
 _PYTEST = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b", re.MULTILINE)
+_PYTEST_SUMMARY = re.compile(r"^(FAILED|ERROR) (\S+::\S+) - (.+)$", re.MULTILINE)
 
 
 def outcomes(log: str) -> dict[str, bool]:
@@ -32,8 +33,9 @@ def outcomes(log: str) -> dict[str, bool]:
 
 def errors(log: str) -> dict[str, str]:
     """``{test id: the exception line of its traceback}`` (``AssertionError: 3 != 2.5``: the
-    first unindented line after the frames) of each failure block of ``log``."""
-    out = {}
+    first unindented line after the frames) of each failure block of ``log``; for ``pytest
+    -rfE``'s summary lines (``FAILED tests/test_a.py::test_b - assert 3 == 2``), the reason."""
+    out = {name: reason for _, name, reason in _PYTEST_SUMMARY.findall(log)}
     for _, name, body in _BLOCK.findall(log):
         lines = [line for line in body.strip().splitlines()
                  if line.strip() and not line[0].isspace() and not line.startswith("Traceback")]

@@ -28,7 +28,9 @@ from agentworld.domains.swe.project import EDITOR, RUNNER
 
 TOOLS = ("bash", "str_replace_editor", "run_tests", "submit")
 EDITOR_COMMANDS = ("view", "create", "str_replace", "insert")
-_TEST_ID = re.compile(r"^[A-Za-z_][\w.]*$")
+#: A unittest id (``tests.test_a.A.test_b``) or a pytest node id (``tests/test_a.py::test_b``,
+#: ``tests/test_a.py::A::test_b[1-x]``); never an option (starts with a letter or ``_``).
+_TEST_ID = re.compile(r"^[A-Za-z_][\w.]*$|^[A-Za-z_][\w./-]*\.py(::[^\s:]+)*$")
 
 TOOL_DEFINITIONS: list[dict[str, Any]] = [
     {"name": "bash", "description": "Run a bash command in the repository's sandbox (no "
@@ -125,7 +127,8 @@ def tests_argument(arguments: dict[str, Any]) -> list[str]:
     if not isinstance(tests, list) or not all(isinstance(t, str) and _TEST_ID.match(t)
                                               for t in tests):
         raise ToolError('Error: run_tests: "tests" must be a list of test ids such as '
-                        "tests.test_stats.MeanTests.test_mean")
+                        "tests.test_stats.MeanTests.test_mean (or tests/test_stats.py::test_mean "
+                        "with pytest)")
     return tests
 
 

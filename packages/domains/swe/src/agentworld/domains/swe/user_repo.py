@@ -5,13 +5,21 @@ ls-files``; the working tree's content), its library modules (``.py`` files outs
 folders, test modules, ``conftest.py`` and ``setup.py``) that mutations may change, and the
 command that runs its tests inside the sandbox, in the repository root:
 
-* default: Python's ``unittest`` discovery (:data:`~agentworld.domains.swe.project.RUNNER`,
-  started in ``tests/`` or ``test/`` when there is one, else in the root; ``src/`` is put on
-  the path for a src layout), run as ``python3 -I -S`` when grading, as for the built-in
-  projects; the sandbox's ``python3`` is the host's ``/usr/bin/python3``, which has no
-  ``pytest`` and none of the project's dependencies;
-* ``test_cmd``: the user's command line, run as given inside the sandbox; its log is read in
-  unittest's verbose format or ``pytest -v``'s (``path::test PASSED``).
+* default, a repository that declares no dependency and whose tests are plain ``unittest``:
+  Python's ``unittest`` discovery (:data:`~agentworld.domains.swe.project.RUNNER`, started in
+  ``tests/`` or ``test/`` when there is one, else in the root; ``src/`` is put on the path for
+  a src layout), run as ``python3 -I -S`` when grading, as for the built-in projects, with the
+  sandbox's bare ``python3`` (the host's ``/usr/bin/python3``);
+* default, a repository that declares dependencies or whose tests use pytest: its test
+  environment (:mod:`agentworld.domains.swe.user_env`: a venv of its declared requirements,
+  built once on the host, bound read-only at ``/opt/venv`` in every sandbox), its python
+  running ``pytest -v`` (``scripts/pytest_runner.py``) or the ``unittest`` runner, as
+  ``/opt/venv/bin/python -I -B`` when grading (``-I``: no user site, no ``PYTHON*``
+  variables, no current folder on the path; ``site`` reads only the read-only venv);
+* ``test_cmd``: the user's command line, run as given inside the sandbox (with the
+  environment's ``bin`` first on ``PATH`` and the source on ``PYTHONPATH`` when there is
+  one); its log is read in unittest's verbose format or ``pytest -v``'s
+  (``path::test PASSED``).
 
 :func:`check_repo` tells an unusable repository in one line before any file is written.
 """
@@ -23,8 +31,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from agentworld.domains.swe.project import RUNNER
+from agentworld.domains.swe.project import HERE, HOME, RUNNER
 from agentworld.domains.swe.tools import script
+from agentworld.domains.swe.user_env import VENV, EnvError, EnvSpec, build_env, declared, \
+    sandbox_view
+
+PYTEST_RUNNER = (HERE / "scripts" / "pytest_runner.py").read_text(encoding="utf-8")
 
 FILE_LIMIT = 256 << 10  # bytes of one file copied into the episode
 TOTAL_LIMIT = 8 << 20  # bytes of all the files copied into the episode
@@ -62,6 +74,8 @@ class UserRepo:
         files: ``{relative path: text}`` of its tracked text files.
         modules: Its library modules (relative paths), the mutation targets.
         test_cmd: The user's test command (``None``: unittest discovery).
+        env: Its test environment (:func:`~agentworld.domains.swe.user_env.declared`;
+            ``None``: the sandbox's bare ``python3`` runs its tests).
     """
 
     root: Path
@@ -69,6 +83,7 @@ class UserRepo:
     files: dict[str, str]
     modules: tuple[str, ...]
     test_cmd: str | None
+    env: EnvSpec | None = None
 
     @classmethod
     def read(cls, root: Path | str, test_cmd: str | None = None) -> UserRepo:
@@ -76,7 +91,8 @@ class UserRepo:
 
         Raises:
             RepoError: not a folder or a git repository, no library module, no test found
-                (without ``test_cmd``), or over :data:`TOTAL_LIMIT` bytes.
+                (without ``test_cmd``), over :data:`TOTAL_LIMIT` bytes, or a declared
+                requirement that is invalid or names a URL.
         """
         root = Path(root).resolve()
         if not root.is_dir():
@@ -103,7 +119,39 @@ class UserRepo:
                                         for p in files):
             raise RepoError(f"repo {str(root)!r} has no tests (no tracked test_*.py): "
                             "give test_cmd= or add tests")
-        return cls(root, root.name, files, modules, test_cmd)
+        tests = [p for p in files if p.endswith(".py") and _is_test(p)]
+        try:
+            env = declared(files, tests)
+        except EnvError as error:
+            raise RepoError(f"repo {str(root)!r}: {error}") from None
+        return cls(root, root.name, files, modules, test_cmd, env)
+
+    def binds(self) -> tuple[tuple[str, str], ...]:
+        """The sandbox's read-only binds: ``((host folder, /opt/venv),)`` of the test
+        environment, built (once, cached) on first use; ``()`` without one.
+
+        Raises:
+            RepoError: the environment cannot be built (names the requirement that failed).
+        """
+        if self.env is None:
+            return ()
+        try:
+            return ((str(sandbox_view(build_env(self.env))), VENV),)
+        except EnvError as error:
+            raise RepoError(f"repo {str(self.root)!r}: {error}") from None
+
+    @property
+    def source_paths(self) -> list[str]:
+        """Folders of the repository's importable source, relative: ``src`` (a src layout)
+        and the root."""
+        return [*(["src"] if any(p.startswith("src/") for p in self.modules) else []), "."]
+
+    def shell_setup(self) -> str:
+        """Shell exports giving the agent's shell the test environment (``""``: none)."""
+        if self.env is None:
+            return ""
+        path = ":".join(HOME if p == "." else f"{HOME}/{p}" for p in self.source_paths)
+        return f"export VIRTUAL_ENV={VENV} PATH={VENV}/bin:$PATH PYTHONPATH={path}"
 
     @property
     def digest(self) -> str:
@@ -133,10 +181,22 @@ class UserRepo:
 
     def test_command(self, tests: list[str] | None = None, grading: bool = False) -> str:
         """The shell command running the tests (``tests``: only those, with the default
-        runner) in the current folder; ``grading``: as ``python3 -I -S``."""
+        runner) in the current folder; ``grading``: as ``python3 -I -S``, or with a test
+        environment as ``/opt/venv/bin/python -I -B``."""
         if self.test_cmd is not None:
-            return self.test_cmd
-        return script(self.runner(), tests or [], python="python3 -I -S" if grading else "python3")
+            setup = self.shell_setup()
+            return f"{setup}; {self.test_cmd}" if setup else self.test_cmd
+        if self.env is None:
+            return script(self.runner(), tests or [],
+                          python="python3 -I -S" if grading else "python3")
+        python = f"{VENV}/bin/python {'-I ' if grading else ''}-B"
+        if not self.env.pytest:
+            return script(self.runner(), tests or [], python=python)
+        source = PYTEST_RUNNER
+        if "src" in self.source_paths:
+            source = source.replace('sys.path.insert(0, ".")',
+                                    'sys.path.insert(0, "src"); sys.path.insert(0, ".")')
+        return script(source, tests or [], python=python)
 
     def library(self, path: str) -> bool:
         """Whether ``path`` is one of the library modules."""

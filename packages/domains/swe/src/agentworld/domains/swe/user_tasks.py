@@ -50,8 +50,9 @@ class UserTaskSampler:
         tries: Candidate mutations run per task at most before the next kind is tried.
 
     Raises:
-        RepoError: (at the first :meth:`sample`) the clean repository's tests do not run in
-            the sandbox (no test id in their log) or none passes.
+        RepoError: (at the first :meth:`sample`) the repository's test environment cannot be
+            built, or the clean repository's tests do not run in the sandbox (no test id in
+            their log) or none passes.
     """
 
     def __init__(self, repo: UserRepo, limits: Limits, sandbox: str | None = None,
@@ -62,7 +63,8 @@ class UserTaskSampler:
         self._clean: set[str] | None = None
 
     def _run(self, files: dict[str, str]) -> tuple[dict[str, bool], dict[str, str]]:
-        log = run_suite(files, self.limits, self.sandbox, self.repo.test_command(grading=True))
+        log = run_suite(files, self.limits, self.sandbox, self.repo.test_command(grading=True),
+                        self.repo.binds())
         return testlog.outcomes(log), testlog.errors(log)
 
     def passing(self) -> set[str]:
@@ -73,15 +75,16 @@ class UserTaskSampler:
         """
         if self._clean is None:
             log = run_suite(self.repo.files, self.limits, self.sandbox,
-                            self.repo.test_command(grading=True))
+                            self.repo.test_command(grading=True), self.repo.binds())
             outcomes = testlog.outcomes(log)
             self._clean = {t for t, ok in outcomes.items() if ok}
             if not self._clean:
                 tail = " | ".join(log.strip().splitlines()[-3:])[:300]
+                where = ("with its declared dependencies" if self.repo.env is not None else
+                         "with the sandbox's bare python3: it declares no dependency")
                 raise RepoError(
                     f"repo {str(self.repo.root)!r}: no test passes in the sandbox "
-                    f"({len(outcomes)} ran; the sandbox's python3 has the standard library "
-                    f"only, no pytest, no dependencies): {tail}")
+                    f"({len(outcomes)} ran, {where}): {tail}")
         return self._clean
 
     def sample(self, n: int, *, seed: int) -> list[Task]:

@@ -66,9 +66,13 @@ class TerminalEnv(gym.Env[str, str]):
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the transcript).
         home: A folder of the user's copied into every episode's home, with the task's own
             files (:mod:`agentworld.domains.terminal.user_home`: no link followed, bounded).
+        ro_binds: ``(host directory, path under /opt)`` pairs bound read-only in every
+            episode's sandbox (:func:`~agentworld.domains.terminal.layout.plan`), given by the
+            host's code (never by task data): the swe domain's per-repository environment.
 
     Raises:
-        ValueError: ``home`` is not a folder, holds nothing, or is too large.
+        ValueError: ``home`` is not a folder, holds nothing, or is too large; (from ``reset``)
+            a ``ro_binds`` path inside that is not under ``/opt``.
         RuntimeError: (from ``reset``) no sandbox works on this machine.
     """
 
@@ -83,10 +87,12 @@ class TerminalEnv(gym.Env[str, str]):
         tasks: Any = None,
         render_mode: str | None = None,
         home: str | Path | None = None,
+        ro_binds: tuple[tuple[str, str], ...] = (),
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.home = read_home(Path(home))[0] if home is not None else None
+        self.ro_binds = tuple(ro_binds)
         self.limits = limits or Limits()
         self.max_steps = max_steps
         self.sandbox = sandbox
@@ -132,7 +138,7 @@ class TerminalEnv(gym.Env[str, str]):
         self._root = EpisodeRoot.make("agentworld-ep-", self.root_parent, self.limits, task)
         self.root = self._root.path
         try:
-            self._shell = Shell(self.root, self.limits, self.sandbox)
+            self._shell = Shell(self.root, self.limits, self.sandbox, self.ro_binds)
             self._steps = 0
             result = self._shell.start()
         except BaseException:

@@ -42,6 +42,7 @@ ETC = (
 TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr")
 OWN_ETC = ("passwd", "group", "hostname", "hosts")  # written by write_identity
 SMALL_TMPFS = 1 << 20  # bytes: /run and the new root itself
+OPT = "/opt"  # where extra read-only binds go (plan's ro_binds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +63,20 @@ class Mount:
     size: int = 0
 
 
-def plan(root: Path, meta: Path, tmp_bytes: int) -> list[Mount]:
+def plan(root: Path, meta: Path, tmp_bytes: int,
+         ro_binds: tuple[tuple[str, str], ...] = ()) -> list[Mount]:
     """The mounts that build the sandbox's view of the file system, in order.
 
     Args:
         root: The episode root (bound writable at ``/home/agent``).
         meta: The identity directory (:func:`~agentworld.domains.terminal.sandbox.write_identity`).
         tmp_bytes: Size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``), bytes.
+        ro_binds: ``(host directory, path inside)`` pairs bound read-only, each inside under
+            :data:`OPT` (a host program's own tree, such as the swe domain's per-repository
+            Python environment).
+
+    Raises:
+        ValueError: a path inside that is not a normalised absolute path under :data:`OPT`.
     """
     steps: list[Mount] = []
     for name in TOP:
@@ -89,6 +97,11 @@ def plan(root: Path, meta: Path, tmp_bytes: int) -> list[Mount]:
     steps.append(Mount("tmpfs", "/run", size=SMALL_TMPFS))
     steps.append(Mount("ro", "/run/agentworld", str(meta / "input")))
     steps += [Mount("ro", "/home", str(meta / "home")), Mount("rw", HOME, str(root))]
+    for source, dest in ro_binds:
+        if os.path.normpath(dest) != dest or not dest.startswith(OPT + "/"):
+            raise ValueError(f"read-only bind inside the sandbox at {dest!r}: give a normalised "
+                             f"absolute path under {OPT}/")
+        steps.append(Mount("ro", dest, str(source)))
     return steps
 
 

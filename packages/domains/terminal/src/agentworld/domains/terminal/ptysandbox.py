@@ -52,13 +52,16 @@ class SandboxPty:
             uid at each spawn when running as root.
         limits: Resource limits (:class:`~agentworld.domains.terminal.limits.Limits`).
         sandbox: Sandbox kind (default :func:`~agentworld.domains.terminal.sandbox.detect_sandbox`).
+        ro_binds: ``(host directory, path under /opt)`` pairs bound read-only
+            (:func:`~agentworld.domains.terminal.sandbox.sandbox_argv`).
 
     Raises:
         RuntimeError: no sandbox can run here.
     """
 
-    def __init__(self, root: Path, limits: Limits | None = None, sandbox: str | None = None) -> None:
-        self.root, self.limits = Path(root), limits or Limits()
+    def __init__(self, root: Path, limits: Limits | None = None, sandbox: str | None = None,
+                 ro_binds: tuple[tuple[str, str], ...] = ()) -> None:
+        self.root, self.limits, self.ro_binds = Path(root), limits or Limits(), ro_binds
         self.kind = sandbox or detect_sandbox()
         self.uid = sandbox_uid()
         # The identity files sit on a tmpfs of their own (root with mounts, or in the holder's
@@ -111,7 +114,8 @@ class SandboxPty:
         if holder is not None and not holder.alive():
             raise OSError(f"the episode's file system at {self.root} is gone (its holder ended)")
         argv = sandbox_argv(self.kind, holder.directory if holder else self.root, self._meta_dir,
-                            self.uid, self.limits, command=command, env=env)  # fmt: skip
+                            self.uid, self.limits, command=command, env=env,
+                            ro_binds=self.ro_binds)  # fmt: skip
         self._cgroup = make_cgroup(self.limits.sandbox_memory_bytes, self.limits.nproc)
         prefix = []  # systemd-run talks to the user's manager on the host: outermost
         if self._cgroup is None and memory_bound() == "systemd":

@@ -247,6 +247,7 @@ def sandbox_argv(
     limits: Limits,
     command: list[str] | None = None,
     env: dict[str, str] | None = None,
+    ro_binds: tuple[tuple[str, str], ...] = (),
 ) -> list[str]:
     """The command line starting ``bash`` inside sandbox ``kind`` for episode ``root``, whose
     home directory is ``/home/agent``. Start it with ``preexec_fn=sandbox_preexec(kind,
@@ -262,13 +263,16 @@ def sandbox_argv(
             terminal's own bash).
         env: Variables set inside besides (or replacing) these: ``HOME``, ``PATH``,
             ``TERM=dumb``, ``LANG=C.UTF-8``, ``TABSIZE=0``, ``USER``, ``LOGNAME``, ``SHELL``.
+        ro_binds: ``(host directory, path under /opt)`` pairs bound read-only
+            (:func:`~agentworld.domains.terminal.layout.plan`; the sandbox uid must be able to
+            reach and read the host directory).
     """
     bash = command or ["bash", "--norc", "--noprofile", "--noediting", "-i"]
     # TABSIZE=0: ls pads columns with spaces only (no tab characters in observations).
     extra = env or {}
     env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8", "TABSIZE": "0"}
     env |= {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash"} | extra
-    steps = plan(root, meta, limits.tmp_bytes)
+    steps = plan(root, meta, limits.tmp_bytes, ro_binds)
     if kind.startswith("bubblewrap"):
         argv = [find_tool("bwrap") or "bwrap", *_BWRAP_FIXED, *bwrap_args(steps), "--chdir", HOME, "--clearenv"]
         for key, value in env.items():

@@ -79,15 +79,18 @@ class Shell:
             the sandbox uid at start when running as root.
         limits: Resource and time limits.
         sandbox: Sandbox kind (default :func:`detect_sandbox`).
+        ro_binds: ``(host directory, path under /opt)`` pairs bound read-only
+            (:func:`~agentworld.domains.terminal.sandbox.sandbox_argv`).
 
     Raises:
         RuntimeError: no sandbox can run here, or the shell does not start.
     """
 
     def __init__(
-        self, root: Path, limits: Limits | None = None, sandbox: str | None = None
+        self, root: Path, limits: Limits | None = None, sandbox: str | None = None,
+        ro_binds: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        self._pty = SandboxPty(root, limits, sandbox)
+        self._pty = SandboxPty(root, limits, sandbox, ro_binds)
         self.root, self.limits, self.kind, self.uid = (
             self._pty.root, self._pty.limits, self._pty.kind, self._pty.uid,
         )  # fmt: skip
