@@ -221,6 +221,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
     with ``train_data=state.train_url`` (``None`` when no such file exists: the retrieval-only
     :data:`RETRIEVAL_BASELINES` are then left out)."""
     from agentworld.core.evaluate import OUT_OF_DISTRIBUTION, evaluate, transitions
+    from agentworld.core.retrieval_context import card_note
     from agentworld.app.report import write_report
 
     domain = _optional_domain(state.domain)
@@ -255,7 +256,7 @@ def run_eval(cfg: EvalConfig, state: RunState, console: Console) -> dict[str, st
         task = bar.add_task("eval predictions", total=len(items) * len(models))
         result = evaluate(models, items, rewards, domain=domain, batch_size=cfg.batch_size,
                           progress=lambda done, total: bar.update(task, completed=done, total=total))
-    decoding = f"beam search, {cfg.num_beams} beams" if cfg.num_beams > 1 else "greedy"
+    decoding = (f"beam search, {cfg.num_beams} beams" if cfg.num_beams > 1 else "greedy") + card_note(model_path)
     scored_as = state.domain if domain is not None else f"{state.domain} (not installed: no domain scorer)"
     state.facts["eval"] = {"model": model_path, "domain": scored_as,
                            "transitions": len(items) - len(ood_items) - len(real_items),

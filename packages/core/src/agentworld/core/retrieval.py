@@ -36,13 +36,14 @@ from typing import Any
 from agentworld.core.domain_base import domain_hooks
 from agentworld.core.extras import require
 from agentworld.core.io import atomic_write
-from agentworld.core.rationales import TAGS
+from agentworld.core.formats import OBS_CLOSE, OBS_OPEN, THINK_CLOSE, THINK_OPEN
 from agentworld.core.types import Action, Episode
 
 _TOKEN = r"(?u)\w+|[^\w\s]"
 INDEX_FILE = "retrieval.jsonl"
 FORMAT = "agentworld.retrieval/1"
 CUT = " [...]"  # marks an observation cut to max_chars
+TAGS = (THINK_OPEN, THINK_CLOSE, OBS_OPEN, OBS_CLOSE)  # never inside a block (rationales.TAGS)
 
 
 def state_key(previous: str) -> str:

@@ -12,11 +12,13 @@ import torch
 from agentworld.core.card import read_card
 from agentworld.core.formats import OBS_CLOSE, TERMINATED_CLOSE
 from agentworld.core.protocols import Domain
+from agentworld.core.retrieval_context import RetrievalContext, from_checkpoint
 from agentworld.core.types import Prediction
 from agentworld.sim.backends.hf_codec import (  # noqa: F401 -- STOP_TOKENS re-exported
     STOP_TOKENS,
     TRANSCRIPT_STOP,
     ChatCodec,
+    _domain_object,
     _explainer,
 )
 from agentworld.sim.backends.hf_loading import (  # noqa: F401 -- re-exported
@@ -100,6 +102,8 @@ class HFWorldModel(ChatCodec):
             (:func:`agentworld.core.formats.answer_prefix`) and the model writes only the
             observation. ``None``: the model writes any reasoning itself. Ignored, with a
             warning, when the domain is unknown, not installed or has no ``explain_text``.
+        retrieval: The card's retrieval context (:mod:`agentworld.core.retrieval_context`): the
+            answer prefix starts ``<think>`` with the nearest training transitions.
         prompt_format: ``"chat"`` (default): the chat template, answers parsed for the
             observation block. ``"transcript"``: the request is rendered as the CPT document
             text (:func:`agentworld.core.formats.transcript_prompt`) and the observation is
@@ -116,7 +120,8 @@ class HFWorldModel(ChatCodec):
         ValueError: ``slide_target`` outside ``(0, 1)``, the tokenizer has no chat
             template (``"chat"``), ``engine`` or
             ``prompt_format`` is an unknown name, ``"transcript"`` with ``rewards``,
-            ``num_beams > 1`` with sampling or another engine, or ``engine="paged"`` for a
+            ``num_beams > 1`` with sampling or another engine, ``retrieval`` with
+            ``"transcript"`` or with domain rationales nobody here can write, or ``engine="paged"`` for a
             model with attention the paged kernel does not compute
             (:func:`~agentworld.sim.engine.attention.unsupported_attention`).
     """
@@ -140,6 +145,7 @@ class HFWorldModel(ChatCodec):
         reasoning: str | None = None,
         prompt_format: Literal["chat", "transcript"] = "chat",
         slide_target: float = SLIDE_TARGET,
+        retrieval: RetrievalContext | None = None,
     ):
         if not 0 < slide_target < 1:
             raise ValueError(f"slide_target must be in (0, 1), got {slide_target!r}")
@@ -159,6 +165,10 @@ class HFWorldModel(ChatCodec):
         self.rewards, self.history_window, self.domain = rewards, history_window, domain
         self.prompt_format, self.slide_target = prompt_format, slide_target
         self.explain_text = _explainer(domain) if reasoning == "domain" else None
+        self.retrieval = retrieval
+        if retrieval and (prompt_format != "chat" or reasoning == "domain" and not self.explain_text):
+            raise ValueError(f"a checkpoint trained with retrieval needs prompt_format='chat' and "
+                             f"its rationales' domain {domain!r} installed (got {prompt_format!r})")
         stop = (TERMINATED_CLOSE,) if rewards else (OBS_CLOSE,)
         if prompt_format == "transcript":
             stop = (TRANSCRIPT_STOP,)
@@ -265,6 +275,9 @@ class HFWorldModel(ChatCodec):
         for key in ("rewards", "history_window", "domain", "reasoning"):
             if card.get(key) is not None:
                 options.setdefault(key, card[key])
+        if "retrieval" not in options:  # the index and k the checkpoint was trained with
+            options["retrieval"] = from_checkpoint(path, card, tokenizer,
+                                                   _domain_object(options.get("domain")))
         return cls(model.to(dev).eval(), tokenizer, **options)
 
     def predict(

@@ -20,6 +20,8 @@ from agentworld.core.formats import (
 )
 from agentworld.core.domain_base import domain_hooks
 from agentworld.core.rationales import message_history
+from agentworld.core.retrieval import think_text
+from agentworld.core.retrieval_context import RetrievalContext
 from agentworld.core.types import Prediction
 from agentworld.sim.generation import GenerationOutput
 from agentworld.sim.prompts import Message, fit_prompt
@@ -32,13 +34,18 @@ STOP_TOKENS = ("<|im_end|>", "<|endoftext|>")
 TRANSCRIPT_STOP = f"\n{ACTION_PREFIX}"  # a CPT transcript's next action line
 
 
+def _domain_object(domain: str | None) -> Any:
+    """Domain plugin ``domain`` (``None`` when unnamed, unknown or not installed)."""
+    try:
+        return plugins.get_domain(domain) if domain else None
+    except plugins.UnknownPluginError:
+        return None
+
+
 def _explainer(domain: str | None) -> Callable[..., str | None] | None:
     """The ``explain_text`` of domain plugin ``domain``, or ``None`` (with a warning) when the
     domain is unknown, not installed or writes no rationales from text."""
-    try:
-        found = plugins.get_domain(domain) if domain else None
-    except plugins.UnknownPluginError:
-        found = None
+    found = _domain_object(domain)
     hooks = domain_hooks(found) if found is not None else None
     if hooks is None or not hooks.has_text_rationales:
         logger.warning(
@@ -62,6 +69,7 @@ class ChatCodec:
     max_positions: int | None
     stop_ids: frozenset[int]
     explain_text: Callable[[str, str], str] | None
+    retrieval: RetrievalContext | None = None  # (HFWorldModel sets it)
     _request_index: Any  # itertools.count of requests (per-request seeds)
 
     def _pad_id(self) -> int:
@@ -144,14 +152,20 @@ class ChatCodec:
 
     def answer_prefix(self, messages: Sequence[Message]) -> list[int]:
         """Token ids ``[prefix_len]`` the simulator writes at the start of the answer: the
-        domain's rationale and the block's opening tag (``[]`` without ``reasoning``), given the
-        earlier steps of ``messages`` (:func:`agentworld.core.rationales.message_history`)."""
-        if self.explain_text is None or self.prompt_format != "chat" or not messages:
+        retrieved block (with ``retrieval``), the domain's rationale and the block's opening tag
+        (``[]`` with neither), given the earlier steps of ``messages``
+        (:func:`agentworld.core.rationales.message_history`), as SFT wrote its targets."""
+        retrieval = self.retrieval
+        if (self.explain_text is None and retrieval is None) or self.prompt_format != "chat" \
+                or not messages:
             return []
         action = messages[-1]["content"]
-        rationale = self.explain_text(  # with the episode's earlier steps, as in training
-            action, previous_observation(list(messages)), history=message_history(messages)
-        )
+        previous = previous_observation(list(messages))
+        rationale = None
+        if self.explain_text is not None:  # with the episode's earlier steps, as in training
+            rationale = self.explain_text(action, previous, history=message_history(messages))
+        if retrieval is not None:
+            rationale = think_text(retrieval.block(action, previous), rationale)
         # in the template's frame, as SFT trained it (chat_render.turn_sequence); the frame is
         # found on the last message alone, where every template of the test set frames alike
         prompt, header, _ = answer_frame(self.tokenizer, [dict(messages[-1])])

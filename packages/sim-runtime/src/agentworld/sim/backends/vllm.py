@@ -290,10 +290,18 @@ class VLLMBackend:
             ImportError: vLLM is not installed; install ``agentworld-sim[vllm]``.
             agentworld.sim.backends.model_source.ModelSourceError: a file, or a hub id
                 without ``allow_hub``.
+            ValueError: the checkpoint was trained with retrieval (its card's ``retrieval``):
+                its answers start with a block the simulator writes, which vLLM here cannot.
         """
+        from agentworld.core.card import read_card
         from agentworld.sim.backends.model_source import is_hub_source
 
         is_hub_source(path, allow_hub=options.pop("allow_hub", True))
+        if (read_card(path).get("retrieval") or {}).get("k"):
+            raise ValueError(f"{path} was trained with retrieval (card: retrieval k="
+                             f"{read_card(path)['retrieval']['k']}), whose answers start with "
+                             "retrieved transitions the simulator writes; the vllm backend "
+                             "cannot write an answer prefix: use backend 'hf'")
         import_vllm()
         return VLLMWorldModel(path, **options)
 

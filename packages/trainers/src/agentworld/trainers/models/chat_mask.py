@@ -288,7 +288,7 @@ class ChatMasker:
             if not keep_history or len(ids) <= max_seq_len or len(msgs) <= 3:
                 break
             first += 2
-        mask = self._mask(offsets, [self._skip(text, span, skip)])
+        mask = self._mask(offsets, [self._skip_rendered(text, span, skip)])
         return ids[:max_seq_len], mask[:max_seq_len]
 
     def _prefix_windows(
@@ -325,7 +325,7 @@ class ChatMasker:
 
     def _marker_encode(self, msgs: list[Message], skips: Sequence[str]) -> Window:
         text, ids, offsets, spans = self._marked(msgs)
-        return ids, self._mask(offsets, [self._skip(text, s, p) for s, p in zip(spans, skips)])
+        return ids, self._mask(offsets, [self._skip_rendered(text, s, p) for s, p in zip(spans, skips)])
 
     def _marker_windows(
         self, messages: list[Message], max_seq_len: int, skips: list[str]

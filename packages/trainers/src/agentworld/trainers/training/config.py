@@ -182,6 +182,30 @@ class TeacherSettings(BaseModel):
     concurrency: int = Field(4, ge=1)
 
 
+class RetrievalSettings(BaseModel):
+    """Retrieval-augmented SFT (:mod:`agentworld.core.retrieval`): each answer's ``<think>`` block
+    starts with the ``k`` nearest real transitions of *other* training episodes (at inference:
+    of the training episodes, stored with the checkpoint as ``retrieval.jsonl``).
+
+    Attributes:
+        k: Retrieved transitions per turn (``0``: off).
+        max_chars: Characters of each retrieved observation (longer ones are cut, marked ``[...]``).
+        max_tokens: Tokens of the whole retrieved block per turn (transitions past it are
+            dropped, best kept), so whole episodes still fit ``max_seq_len``.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    k: int = Field(4, ge=0, le=64)
+    max_chars: int = Field(120, ge=1)
+    max_tokens: int = Field(128, ge=1)
+
+    @property
+    def on(self) -> bool:
+        """Whether retrieval is on (``k > 0``)."""
+        return self.k > 0
+
+
 class SftConfig(TrainConfig):
     """``sft`` stage: whole-episode sequences, loss on assistant tokens only.
 
@@ -192,6 +216,9 @@ class SftConfig(TrainConfig):
             or ``"teacher"`` (rationales from ``teacher``). ``True`` means ``"domain"``.
         reasoning_domain: Domain plugin whose ``explain`` is used (default: each episode's ``domain``).
         teacher: Required with ``reasoning="teacher"``.
+        retrieval: ``{k = 4, max_chars = 120, max_tokens = 128}``: retrieved real transitions
+            at the start of each answer's ``<think>`` block, kept out of the loss
+            (:class:`RetrievalSettings`; absent or ``k = 0``: off). Not with ``reasoning="teacher"``.
     """
 
     lr: float = Field(1e-3, gt=0)
@@ -199,6 +226,7 @@ class SftConfig(TrainConfig):
     reasoning: Literal["none", "domain", "teacher"] = "none"
     reasoning_domain: str | None = None
     teacher: TeacherSettings | None = None
+    retrieval: RetrievalSettings | None = None
 
     @field_validator("reasoning", mode="before")
     @classmethod
@@ -214,6 +242,11 @@ class SftConfig(TrainConfig):
         if self.reasoning == "teacher" and self.teacher is None:
             raise ValueError(
                 "reasoning='teacher' needs teacher={base_url=..., model=...} (an OpenAI-compatible endpoint)"
+            )
+        if self.retrieval is not None and self.retrieval.on and self.reasoning == "teacher":
+            raise ValueError(
+                "retrieval needs reasoning='domain' or 'none': with a teacher the model writes the "
+                "rationale after the retrieved block, which the simulator cannot end on a tag"
             )
         return self
 

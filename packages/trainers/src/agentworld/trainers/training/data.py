@@ -81,6 +81,7 @@ def episode_sample(
     reasoning: Sequence[str] | None = None,
     train_rationale: bool = True,
     masker: ChatMasker | None = None,
+    skips: Sequence[str] | None = None,
 ) -> list[Sample]:
     """The SFT sequences of one episode: ``[1, ...]`` windows of at most ``max_seq_len`` tokens.
 
@@ -93,7 +94,9 @@ def episode_sample(
     rationale themselves. How the assistant tokens are found under the tokenizer's chat
     template is ``masker``'s business (:class:`~agentworld.trainers.models.chat_mask.ChatMasker`;
     built from ``tokenizer`` when not given): with a template that is not prefix-stable and
-    has no generation markers, every turn is a sequence of its own.
+    has no generation markers, every turn is a sequence of its own. ``skips`` (one per step)
+    names the start of each answer kept out of the loss instead (retrieved transitions the
+    simulator writes, :mod:`agentworld.core.retrieval`).
 
     Raises:
         ValueError: ``reasoning`` does not have one entry per step; the tokenizer has no
@@ -105,7 +108,9 @@ def episode_sample(
         )
     masker = masker or ChatMasker(tokenizer)
     # The start of each answer kept out of the loss.
-    if reasoning is not None and not train_rationale:
+    if skips is not None:
+        skip = list(skips)
+    elif reasoning is not None and not train_rationale:
         skip = [answer_prefix(r) for r in reasoning]
     else:
         skip = [""] * len(episode.steps)
@@ -129,12 +134,15 @@ def sft_samples(
     reasoning: Sequence[Sequence[str]] | None = None,
     train_rationale: bool = True,
     summary: list[str] | None = None,
+    skips: Sequence[Sequence[str]] | None = None,
 ) -> list[Sample]:
     """All SFT windows of ``episodes`` (see :func:`episode_sample`); windows with no target are dropped.
 
     Args:
         reasoning: Optional rationales, ``reasoning[i][t]`` for ``episodes[i].steps[t]``.
         train_rationale: Whether the rationales are in the loss (see :func:`episode_sample`).
+        skips: Optional prefixes kept out of the loss, ``skips[i][t]`` of the answer to
+            ``episodes[i].steps[t]`` (see :func:`episode_sample`).
         summary: When given, one line is appended to it: the masking strategy and the trained
             (loss) tokens per episode, for the training log.
 
@@ -147,7 +155,8 @@ def sft_samples(
     per_episode = [
         [s for s in episode_sample(tokenizer, e, max_seq_len,
                                    reasoning[i] if reasoning is not None else None,
-                                   train_rationale, masker) if any(s.loss_mask)]
+                                   train_rationale, masker,
+                                   skips[i] if skips is not None else None) if any(s.loss_mask)]
         for i, e in enumerate(episodes)
         if e.steps
     ]

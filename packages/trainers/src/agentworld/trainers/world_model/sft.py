@@ -7,6 +7,11 @@ from typing import Any, ClassVar
 
 from transformers import PreTrainedTokenizerBase
 
+from agentworld.core import plugins
+from agentworld.core.card import card_from_episodes
+from agentworld.core.formats import THINK_OPEN, answer_prefix
+from agentworld.core.retrieval import INDEX_FILE, TransitionIndex, think_text
+from agentworld.core.retrieval_context import RetrievalContext, token_counter
 from agentworld.core.types import Episode
 from agentworld.trainers.world_model import reasoning
 from agentworld.trainers.training.config import SftConfig, TrainConfig
@@ -22,7 +27,10 @@ class SftTrainer(BaseTrainer):
     answers (``<predicted_observation>`` blocks and end-of-turn) only. With
     ``reasoning="domain"`` or ``"teacher"`` every answer starts with a
     ``<think>rationale</think>`` block, also in the loss (see
-    :mod:`agentworld.trainers.world_model.reasoning`).
+    :mod:`agentworld.trainers.world_model.reasoning`). With ``retrieval`` (``k > 0``) the
+    ``<think>`` block starts with the nearest real transitions of the other training episodes
+    (:mod:`agentworld.core.retrieval_context`), kept out of the loss; the index is saved as
+    ``retrieval.jsonl`` in the checkpoint and named on its card.
     """
 
     name: ClassVar[str] = "sft"
@@ -38,6 +46,8 @@ class SftTrainer(BaseTrainer):
             card["reasoning"] = "domain"
             if cfg.reasoning_domain:
                 card["domain"] = cfg.reasoning_domain
+        if cfg.retrieval is not None and cfg.retrieval.on:
+            card["retrieval"] = cfg.retrieval.model_dump() | {"index": INDEX_FILE}
         return card
 
     def check(self, episodes: Sequence[Episode], cfg: TrainConfig) -> None:
@@ -70,7 +80,38 @@ class SftTrainer(BaseTrainer):
                 "sft needs a tokenizer with a chat template; use tokenizer='train' or a chat tokenizer"
             )
         why = reasoning.rationales(episodes, cfg, cfg.output_dir)
+        skips = None
+        if cfg.retrieval is not None and cfg.retrieval.on:
+            why, skips = self.retrieved(episodes, tokenizer, cfg, why)
         summary: list[str] = []
-        samples = sft_samples(episodes, tokenizer, cfg.max_seq_len, why, summary=summary)
-        self.data_summary = summary[0]
+        samples = sft_samples(episodes, tokenizer, cfg.max_seq_len, why, summary=summary,
+                              skips=skips)
+        self.data_summary = summary[0] + (f"; retrieval k={cfg.retrieval.k} (out of the loss)"
+                                          if skips is not None and cfg.retrieval else "")
         return samples
+
+    def retrieved(self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase,
+                  cfg: SftConfig, why: list[list[str]] | None
+                  ) -> tuple[list[list[str]], list[list[str]]]:
+        """``(think texts, loss skips)`` per episode and step: each ``<think>`` text is the
+        retrieved block (leave-one-episode-out) then the rationale, if any; the skip is the
+        block (with the rationale's ``</think>`` and opening tag too when there is no
+        rationale: the simulator writes all of it). Saves the index in ``cfg.output_dir``."""
+        assert cfg.retrieval is not None
+        name = cfg.reasoning_domain or card_from_episodes(episodes)["domain"]
+        try:
+            domain = plugins.get_domain(name) if name else None
+        except plugins.UnknownPluginError:
+            domain = None
+        index = TransitionIndex(episodes, domain, "sft retrieval")
+        index.save(cfg.output_dir)
+        context = RetrievalContext(index, cfg.retrieval.k, cfg.retrieval.max_chars,
+                                   cfg.retrieval.max_tokens, token_counter(tokenizer))
+        blocks = context.episode_blocks(episodes)
+        texts, skips = [], []
+        for i, rows in enumerate(blocks):
+            rationales = why[i] if why is not None else [None] * len(rows)
+            texts.append([think_text(b, r) for b, r in zip(rows, rationales, strict=True)])
+            skips.append([THINK_OPEN + b if r else answer_prefix(b)
+                          for b, r in zip(rows, rationales, strict=True)])
+        return texts, skips
