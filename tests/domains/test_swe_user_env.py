@@ -115,9 +115,9 @@ TEST_IDS = {*(f"tests/test_shapes.py::test_area[{p}]" for p in ("1-2-2", "3-4-12
               ("perimeter", "scale", "total_area", "largest", "boxes_are_attrs_classes"))}
 
 
-def make_repo(root: Path, deps: str = '"attrs>=21"') -> Path:
+def make_repo(root: Path, deps: str = '"attrs>=21"', extra: dict[str, str] | None = None) -> Path:
     files = {"pyproject.toml": PYPROJECT.format(deps=deps), "src/shapes/__init__.py": LIBRARY,
-             "tests/conftest.py": CONFTEST, "tests/test_shapes.py": TESTS}
+             "tests/conftest.py": CONFTEST, "tests/test_shapes.py": TESTS, **(extra or {})}
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -214,6 +214,7 @@ def test_the_agents_shell_has_the_env_and_grading_ignores_its_tricks(tmp_path, m
     domain = UserSweDomain(make_repo(tmp_path / "shapes"))
     task = domain.tasks().sample(1, seed=1)[0]
     env = domain.make_env()
+    assert "pytest -v's log" in domain.system_prompt(task) and "/opt/venv" in domain.describe()["tests"]
     # a pytest plugin marking every test passed
     passing = ("import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport("
                "item, call):\n    outcome = yield\n    outcome.get_result().outcome = %s\n")
@@ -240,6 +241,25 @@ def test_the_agents_shell_has_the_env_and_grading_ignores_its_tricks(tmp_path, m
         assert info["tests"][task.check["fail_to_pass"][0]] is False
     finally:
         env.close()
+
+
+@needs_sandbox
+@needs_registry
+def test_a_suite_whose_log_outgrows_the_agents_output_limit(tmp_path, monkeypatch):
+    """1,500 tests write ~150 KiB of pytest -v log, over the agent's 64 KiB: the host's own
+    runs (task sampling, grading) read it whole, so none is taken for failing."""
+    from agentworld.domains.swe.env import default_limits
+    from agentworld.domains.swe.user_repo import UserRepo
+    from agentworld.domains.swe.user_tasks import UserTaskSampler
+
+    monkeypatch.setenv("AGENTWORLD_CACHE", str(tmp_path / "cache"))
+    many = ("import pytest\nfrom shapes import Box\n\n\n@pytest.mark.parametrize('w', "
+            "range(1500))\ndef test_area_of_a_rather_long_named_box(w):\n"
+            "    assert Box(w, 1).area() == w\n")
+    repo = UserRepo.read(make_repo(tmp_path / "shapes", extra={"tests/test_many.py": many}))
+    passing = UserTaskSampler(repo, default_limits()).passing()
+    assert len(passing) == 1500 + len(TEST_IDS)
+    assert "tests/test_many.py::test_area_of_a_rather_long_named_box[1499]" in passing
 
 
 def test_declared_requirements_are_read_from_the_repos_files():

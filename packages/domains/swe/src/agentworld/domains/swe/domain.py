@@ -41,6 +41,12 @@ A malformed call gives one line starting with Error:.
 Tool definitions:
 """
 
+RUN_TESTS_UNITTEST = ("unittest's verbose log, one line TEST_ID ... ok|FAIL|ERROR per test, the "
+                      "tracebacks of failures, Ran N tests, then OK or FAILED (failures=N).")
+RUN_TESTS_PYTEST = ("pytest -v's log: the session header, one line TEST_ID PASSED|FAILED|ERROR "
+                    "per test (TEST_ID as tests/test_a.py::test_b), the failures' short "
+                    "tracebacks, a FAILED TEST_ID - REASON line per failure, then the counts.")
+assert RUN_TESTS_UNITTEST in SYSTEM_PROMPT
 TOOL_SIGNATURES = signatures(tools.TOOL_DEFINITIONS)
 EDITS = ("create", "str_replace", "insert")
 
@@ -227,9 +233,16 @@ class UserSweDomain(SweDomain):
         return UserTaskSampler(self.repo, default_limits(), self.sandbox)
 
     def system_prompt(self, task: Task | None) -> str:
-        """The swe world-model prompt naming the user's repository, plus the issue."""
-        text = SYSTEM_PROMPT.replace("@PROJECT@", self.repo.name) + json.dumps(
-            tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
+        """The swe world-model prompt naming the user's repository, plus the issue; with a
+        test environment, its dependencies at /opt/venv and (pytest) pytest's log format."""
+        text = SYSTEM_PROMPT.replace("@PROJECT@", self.repo.name)
+        if self.repo.env is not None:
+            text = text.replace("with python3 and git and no network", "with python3 and git "
+                                "and no network; its dependencies are installed in a "
+                                "read-only virtual environment at /opt/venv, first on PATH")
+        if self.repo.env is not None and self.repo.env.pytest and self.test_cmd is None:
+            text = text.replace(RUN_TESTS_UNITTEST, RUN_TESTS_PYTEST)
+        text += json.dumps(tools.TOOL_DEFINITIONS, ensure_ascii=False, indent=2)
         return f"{text}\n\nIssue given to the agent:\n{task.instruction}" if task else text
 
     def make_env(self, **kwargs: Any) -> SweEnv:
@@ -257,4 +270,8 @@ class UserSweDomain(SweDomain):
         return {**super().describe(),
                 "environment": f"real: the git repository {self.repo.root} in the terminal "
                                "domain's sandbox",
-                "tests": self.test_cmd or "unittest discovery (python3 -I -S when grading)"}
+                "tests": self.test_cmd or (
+                    "unittest discovery (python3 -I -S when grading)" if self.repo.env is None
+                    else f"{'pytest -v' if self.repo.env.pytest else 'unittest discovery'} "
+                         f"with /opt/venv/bin/python -I -B; /opt/venv: "
+                         f"{', '.join(self.repo.env.requirements)} (wheels, read-only)")}

@@ -32,7 +32,7 @@ from agentworld.domains.swe import testlog, tools
 from agentworld.domains.swe.grading import Grader
 from agentworld.domains.swe.project import HOME, PROJECT
 from agentworld.domains.swe.tasks import SweTaskSampler, repo_files
-from agentworld.domains.swe.user_repo import UserRepo
+from agentworld.domains.swe.user_repo import UserRepo, suite_limits
 from agentworld.domains.swe.user_tasks import UserTaskSampler, user_repo_files
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.limits import Limits
@@ -98,7 +98,8 @@ class SweEnv(EnvBase):
         else:
             modules = list(self.repo.modules)
             self.tasks = tasks or UserTaskSampler(self.repo, limits, sandbox)
-            self.grader = Grader(limits, sandbox, self.repo.test_command(grading=True),
+            self.grader = Grader(suite_limits(limits), sandbox,
+                                 self.repo.test_command(grading=True),
                                  library=lambda pristine: modules, ro_binds=binds)
         self.action_space = FreeText(ACTION_MAX_LENGTH, min_length=1, charset=_CHARSET)
         self.observation_space = FreeText(OBSERVATION_MAX_LENGTH, min_length=0, charset=_CHARSET)

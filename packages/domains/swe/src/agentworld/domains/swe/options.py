@@ -23,9 +23,13 @@ class SweEnvOptions(EnvOptions):
         repo: The user's own git repository of a Python project
             (:mod:`agentworld.domains.swe.user_repo`), whose library modules are mutated and
             whose tests grade; one that is not a git repository, has no Python module or no
-            tests is refused here, before any file is written.
+            tests, or declares an invalid requirement, is refused here, before any file is
+            written. Its declared dependencies (and pytest, when its tests use it) are
+            installed once, as wheels, in a cached venv mounted read-only at /opt/venv
+            (:mod:`agentworld.domains.swe.user_env`).
         test_cmd: The repository's test command, run in the sandbox in its root (default:
-            unittest discovery); its log in unittest's verbose or ``pytest -v``'s format.
+            ``pytest -v`` when the tests use pytest, else unittest discovery); its log in
+            unittest's verbose or ``pytest -v``'s format.
     """
 
     max_steps: int = Field(30, ge=1)

@@ -26,6 +26,7 @@ command that runs its tests inside the sandbox, in the repository root:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import subprocess
 from dataclasses import dataclass
@@ -35,10 +36,13 @@ from agentworld.domains.swe.project import HERE, HOME, RUNNER
 from agentworld.domains.swe.tools import script
 from agentworld.domains.swe.user_env import VENV, EnvError, EnvSpec, build_env, declared, \
     sandbox_view
+from agentworld.domains.terminal.limits import Limits
 
 PYTEST_RUNNER = (HERE / "scripts" / "pytest_runner.py").read_text(encoding="utf-8")
 
 FILE_LIMIT = 256 << 10  # bytes of one file copied into the episode
+SUITE_LOG_BYTES = 8 << 20  # bytes of a graded run's log the host reads (the agent sees less)
+SUITE_TIMEOUT_S = 300  # seconds (wall clock and CPU) of one graded run of the whole suite
 TOTAL_LIMIT = 8 << 20  # bytes of all the files copied into the episode
 TEST_DIRS = ("tests", "test", "testing")
 
@@ -201,6 +205,17 @@ class UserRepo:
     def library(self, path: str) -> bool:
         """Whether ``path`` is one of the library modules."""
         return path in self.modules
+
+
+def suite_limits(limits: Limits) -> Limits:
+    """``limits`` for the host's own runs of a user's whole suite (grading, task sampling):
+    at least :data:`SUITE_LOG_BYTES` of log (a suite of 900 tests writes over the agent's
+    64 KiB, and a test missing from the log counts as failing) and :data:`SUITE_TIMEOUT_S`
+    of wall-clock and CPU time."""
+    return dataclasses.replace(
+        limits, output_bytes=max(limits.output_bytes, SUITE_LOG_BYTES),
+        command_timeout_s=max(limits.command_timeout_s, SUITE_TIMEOUT_S),
+        cpu_s=max(limits.cpu_s, SUITE_TIMEOUT_S))
 
 
 def check_repo(root: Path, test_cmd: str | None = None) -> Path:

@@ -20,7 +20,7 @@ from agentworld.domains.swe import testlog
 from agentworld.domains.swe.grading import run_suite
 from agentworld.domains.swe.mutations import OPERATORS, Mutation, apply, candidates
 from agentworld.domains.swe.project import HOME
-from agentworld.domains.swe.user_repo import RepoError, UserRepo
+from agentworld.domains.swe.user_repo import RepoError, UserRepo, suite_limits
 from agentworld.domains.terminal.limits import Limits
 
 
@@ -45,7 +45,8 @@ class UserTaskSampler:
 
     Args:
         repo: The user's repository.
-        limits: Limits of each test run's sandbox (its command timeout bounds the suite).
+        limits: Limits of each test run's sandbox (its command timeout bounds the suite), raised
+            to :func:`~agentworld.domains.swe.user_repo.suite_limits`.
         sandbox: Sandbox kind (default: the detected one).
         tries: Candidate mutations run per task at most before the next kind is tried.
 
@@ -57,7 +58,8 @@ class UserTaskSampler:
 
     def __init__(self, repo: UserRepo, limits: Limits, sandbox: str | None = None,
                  tries: int = 12) -> None:
-        self.repo, self.limits, self.sandbox, self.tries = repo, limits, sandbox, tries
+        self.repo, self.sandbox, self.tries = repo, sandbox, tries
+        self.limits = suite_limits(limits)
         self.kinds = OPERATORS
         self._runs: dict[Mutation, tuple[dict[str, bool], dict[str, str]]] = {}
         self._clean: set[str] | None = None
