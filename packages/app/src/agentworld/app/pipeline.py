@@ -91,6 +91,7 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
 
     Finished episodes go to ``episodes/collect.part`` as they finish, so a rerun of a killed
     pipeline resumes the collection (:func:`agentworld.core.collect.collect`)."""
+    from agentworld.core.domain_base import domain_hooks
     from agentworld.core.holdout import check_task_kinds, split_out_of_distribution
     from agentworld.core.options import OptionsError, parse_env_options
 
@@ -101,8 +102,10 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
         env_options = parse_env_options(domain, cfg.env_options)
     except OptionsError as e:
         raise OptionsError(f"[collect.env_options] {e}") from None
-    check_task_kinds(cfg.ood_task_kinds, domain.tasks())
     check_eval_sets(cfg.eval_sets, domain)
+    # the domain its options make: a user's site, corpus or history brings its own task kinds
+    domain = domain_hooks(domain).for_environment(env_options) or domain
+    check_task_kinds(cfg.ood_task_kinds, domain.tasks())
     part = part_path(f"{state.dir}/episodes/collect")
     episodes = collect_with_progress(state.domain, cfg.episodes, console, policies=cfg.policies,
                                      seed=state.seed, max_steps=cfg.max_steps, workers=cfg.workers,
