@@ -30,7 +30,7 @@ from agentworld.app.config import CollectConfig, EvalConfig, PipelineConfig, Sim
 from agentworld.app.datasets_at import episodes_at, url_exists
 from agentworld.app.progress_lines import ProgressLines, collect_with_progress, progress_bar
 from agentworld.app.tables import print_fidelity
-from agentworld.core import plugins
+from agentworld.core import domain_base, plugins
 from agentworld.core.collect import split
 from agentworld.core.io import atomic_write, write_episodes
 from agentworld.core.protocols import ConfigurableTrainer
@@ -91,7 +91,6 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
 
     Finished episodes go to ``episodes/collect.part`` as they finish, so a rerun of a killed
     pipeline resumes the collection (:func:`agentworld.core.collect.collect`)."""
-    from agentworld.core.domain_base import domain_hooks
     from agentworld.core.holdout import check_task_kinds, split_out_of_distribution
     from agentworld.core.options import OptionsError, parse_env_options
 
@@ -102,9 +101,8 @@ def run_collect(cfg: CollectConfig, state: RunState, console: Console) -> None:
         env_options = parse_env_options(domain, cfg.env_options)
     except OptionsError as e:
         raise OptionsError(f"[collect.env_options] {e}") from None
-    check_eval_sets(cfg.eval_sets, domain)
-    # the domain its options make: a user's site, corpus or history brings its own task kinds
-    domain = domain_hooks(domain).for_environment(env_options) or domain
+    check_eval_sets(cfg.eval_sets, domain)  # below: a user's site brings its own task kinds
+    domain = domain_base.domain_hooks(domain).for_environment(env_options) or domain
     check_task_kinds(cfg.ood_task_kinds, domain.tasks())
     part = part_path(f"{state.dir}/episodes/collect")
     episodes = collect_with_progress(state.domain, cfg.episodes, console, policies=cfg.policies,
