@@ -194,3 +194,19 @@ def test_a_server_that_cannot_be_explored_is_one_line(tmp_path):
     script.write_text("from mcp.server.fastmcp import FastMCP\nFastMCP('empty').run()\n")
     with pytest.raises(EnvironmentUnavailableError, match="mcp server 'python' lists no tools"):
         ExplorerTaskSampler(f"{sys.executable} {script}").sample(2, seed=0)
+
+
+def test_an_expression_gets_arithmetic_not_a_word():
+    """mcp-server-calculator (PyPI 0.2.1): its one tool's `expression` got `north-18`, and all
+    157 collected calls answered `Unknown identifier` (issue 45 item 3)."""
+    import ast
+
+    tool = {"name": "calculate", "description": "Calculates/evaluates the given expression.",
+            "inputSchema": {"properties": {"expression": {"title": "Expression", "type": "string"}},
+                            "required": ["expression"], "title": "calculateArguments", "type": "object"}}
+    maker = ArgumentMaker(random.Random(0))
+    for _ in range(20):
+        expression = maker.arguments(tool, ValuePool())["expression"]
+        tree = ast.parse(expression, mode="eval")
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.Name)], expression
+        assert isinstance(eval(compile(tree, "<expression>", "eval"), {"__builtins__": {}}), (int, float))

@@ -2,7 +2,8 @@
 
 Each property of ``inputSchema`` gets, in order of preference: a value typed by its name and
 description (an SQL ``query`` gets a statement of the kind the tool describes over the tables
-seen; a path gets one under a root from the server's command line; a timezone an IANA name; a
+seen; a path gets one under a root from the server's command line; a timezone an IANA name; an
+``expression`` arithmetic; a
 name the tool creates a fresh one; a free-text field a sentence; examples quoted in the
 description), a mined value that refers to it (:func:`~.values.names_match`), else a value
 drawn from its schema (:func:`~.schema_values.schema_examples`). Every candidate is checked
@@ -34,6 +35,7 @@ _TEXT_WORDS = {"message", "insight", "text", "body", "content", "comment", "desc
 _PATH_WORDS = {"path", "file", "files", "dir", "directory", "folder", "repo", "repository",
                "root", "filename", "filepath", "source", "destination"}
 _REF_WORDS = {"revision", "target", "ref", "commit", "sha", "rev", "base", "contains"}
+_MATH_WORDS = {"expression", "expr", "formula", "equation", "calculation"}
 
 
 def creates(tool: dict[str, Any]) -> bool:
@@ -153,6 +155,9 @@ class ArgumentMaker:
             return [f"{rng.randint(0, 23):02d}:{rng.choice((0, 15, 30, 45)):02d}"]
         if name & {"timestamp", "date", "since", "until", "after", "before"}:
             return [rng.choice(quoted or [f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}"])]
+        if name & _MATH_WORDS:  # mcp-server-calculator's `expression`: arithmetic, not a word
+            a, b, c = (rng.randint(2, 99) for _ in range(3))
+            return [rng.choice((f"{a} {rng.choice('+-*/')} {b}", f"({a} + {b}) * {c}"))]
         if name & _PATH_WORDS:
             return self._paths(prop, name, types, pool)
         if name & _REF_WORDS:
