@@ -322,3 +322,24 @@ def test_a_read_only_bind_under_opt():
     with pytest.raises(ValueError, match="under /opt/"):
         bad.reset()
     bad.close()
+
+
+def test_pytest_logs_with_spaces_in_parameter_ids():
+    """humanize's suite names tests such as test_intword[[1000000, '%0.3f']-1.000 million]: a
+    node id ends at the last ']' before the outcome word (632 of its 908 were unread)."""
+    from agentworld.domains.swe import testlog
+
+    log = ("tests/test_n.py::test_metric[[0]-0.00] PASSED\n"
+           "tests/test_n.py::test_intword[[1000000, '%0.3f']-1.000 million] FAILED\n"
+           "tests/test_n.py::T::test_b PASSED                                [ 50%]\n"
+           "src/h/number.py::h.number.metric FAILED\n"
+           "=========================== short test summary info ============================\n"
+           "FAILED tests/test_n.py::test_intword[[1000000, '%0.3f']-1.000 million] - "
+           "AssertionError: assert 'x - y' == 'z'\n"
+           "FAILED src/h/number.py::h.number.metric\n")
+    wide = "tests/test_n.py::test_intword[[1000000, '%0.3f']-1.000 million]"
+    assert testlog.outcomes(log) == {"tests/test_n.py::test_metric[[0]-0.00]": True, wide: False,
+                                     "tests/test_n.py::T::test_b": True,
+                                     "src/h/number.py::h.number.metric": False}
+    assert testlog.errors(log) == {wide: "AssertionError: assert 'x - y' == 'z'",
+                                   "src/h/number.py::h.number.metric": ""}

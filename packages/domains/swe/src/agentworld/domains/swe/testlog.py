@@ -13,8 +13,10 @@ _BLOCK = re.compile(r"^={20,}\n(FAIL|ERROR): (\S+)\n-{20,}\n(.*?)(?=^={20,}$|^-{
 SEPARATOR = "-" * 70
 _NAMED = re.compile(r"^\w+ \(([\w.]+)\) \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|"
                     r"unexpected success)$", re.MULTILINE)  # python3 -m unittest -v
-_PYTEST = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b", re.MULTILINE)
-_PYTEST_SUMMARY = re.compile(r"^(FAILED|ERROR) (\S+::\S+) - (.+)$", re.MULTILINE)
+# a node id's parameters may hold spaces: tests/test_a.py::test_b[[1, 'x']-1.0 million]
+_PYTEST = re.compile(r"^([^\s\[]+::[^\s\[]+(?:\[.*\])?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)"
+                     r"(?: |$)", re.MULTILINE)
+_PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) (.+)$", re.MULTILINE)
 
 
 def outcomes(log: str) -> dict[str, bool]:
@@ -35,7 +37,12 @@ def errors(log: str) -> dict[str, str]:
     """``{test id: the exception line of its traceback}`` (``AssertionError: 3 != 2.5``: the
     first unindented line after the frames) of each failure block of ``log``; for ``pytest
     -rfE``'s summary lines (``FAILED tests/test_a.py::test_b - assert 3 == 2``), the reason."""
-    out = {name: reason for _, name, reason in _PYTEST_SUMMARY.findall(log)}
+    known = sorted(outcomes(log), key=len, reverse=True)
+    out = {}
+    for rest in _PYTEST_SUMMARY.findall(log):  # FAILED ID - REASON: the longest id it starts
+        name = next((k for k in known if rest == k or rest.startswith(f"{k} - ")), None)
+        if name is not None:
+            out[name] = rest[len(name) + 3:]
     for _, name, body in _BLOCK.findall(log):
         lines = [line for line in body.strip().splitlines()
                  if line.strip() and not line[0].isspace() and not line.startswith("Traceback")]
