@@ -146,7 +146,7 @@ needs_registry = pytest.mark.skipif(not registry_reachable(),
 def collect(tmp_path: Path, cache: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(Path(sys.executable).with_name("agentworld")), "collect", "--domain", "swe", *args],
-        capture_output=True, text=True, timeout=500, cwd=tmp_path,
+        capture_output=True, text=True, timeout=500, cwd=tmp_path, check=False,
         env={**os.environ, "AGENTWORLD_CACHE": str(cache), **env})
 
 
@@ -214,14 +214,15 @@ def test_the_agents_shell_has_the_env_and_grading_ignores_its_tricks(tmp_path, m
     domain = UserSweDomain(make_repo(tmp_path / "shapes"))
     task = domain.tasks().sample(1, seed=1)[0]
     env = domain.make_env()
-    assert "pytest -v's log" in domain.system_prompt(task) and "/opt/venv" in domain.describe()["tests"]
+    assert "pytest -v's log" in domain.system_prompt(task)
+    assert "/opt/venv" in domain.describe()["tests"]
     # a pytest plugin marking every test passed
     passing = ("import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport("
                "item, call):\n    outcome = yield\n    outcome.get_result().outcome = %s\n")
     tricks = [
-        "d=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p \"$d\" && "
-        f"printf '{passing}' '\"passed\"' > \"$d/awpass.py\" && "
-        "echo 'import os; os.environ[\"PYTEST_ADDOPTS\"] = \"-p awpass\"' > \"$d/aw.pth\"",
+        ("d=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p \"$d\" && "
+         f"printf '{passing}' '\"passed\"' > \"$d/awpass.py\" && "
+         "echo 'import os; os.environ[\"PYTEST_ADDOPTS\"] = \"-p awpass\"' > \"$d/aw.pth\""),
         f"printf '{passing}' '\"passed\"' > conftest.py && cp conftest.py tests/conftest.py",
         "printf 'def test_ok():\\n    pass\\n' > tests/test_shapes.py",
     ]
@@ -271,8 +272,10 @@ def test_declared_requirements_are_read_from_the_repos_files():
         "requirements-dev.txt": "-r requirements/base.txt\n-e .\n--index-url https://x.invalid\n"
                                 "packaging>=20 ; python_version >= '3'  # markers kept\n",
         "requirements/base.txt": "pluggy\n",
+        "requirements-mypy.txt": "mypy\n", "requirements/docs.txt": "sphinx\n",
         "setup.cfg": "[options.extras_require]\ntest =\n    tomli\n",
-        "tox.ini": "[testenv]\ndeps =\n    pygments\n    {[base]deps}\n    -rrequirements/base.txt\n",
+        "tox.ini": "[testenv]\ndeps =\n    pygments\n    {[base]deps}\n"
+                   "    -rrequirements/base.txt\n",
         "tests/test_a.py": "import unittest\n",
     }
     spec = declared(files, ["tests/test_a.py"])

@@ -7,9 +7,10 @@ What is installed is what the repository declares (:func:`declared`), read with 
 * ``pyproject.toml``: ``[project] dependencies``, the ``optional-dependencies`` and
   ``[dependency-groups]`` (PEP 735, ``include-group`` followed) named in :data:`TEST_SETS`; a
   requirement of the project itself (``name[test]``) stands for those extras;
-* ``requirements*.txt`` in the root and ``requirements/*.txt`` (``-r`` followed within the
-  repository; other options and ``-e`` lines skipped: the repository itself is never
-  installed);
+* ``requirements*.txt`` in the root and ``requirements/*.txt`` but those of docs, linters,
+  type checkers and releases (``requirements-mypy.txt``, ``requirements/docs.txt``; ``-r``
+  followed within the repository; other options and ``-e`` lines skipped: the repository
+  itself is never installed);
 * ``setup.cfg``: ``[options] install_requires`` and ``[options.extras_require]`` test sets;
   ``tox.ini``: ``[testenv] deps`` lines that are plain requirements;
 * ``pytest`` when the tests use it (:func:`uses_pytest`).
@@ -39,10 +40,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agentworld.core.cache import atomic_directory, cache_dir
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-
-from agentworld.core.cache import atomic_directory, cache_dir
 
 TEST_SETS = ("test", "tests", "testing", "dev")
 PYTHON = "/usr/bin/python3"
@@ -51,6 +51,8 @@ FORMAT = 1  # of a cached environment; bumped when how it is built changes
 BUILD_TIMEOUT_S = 900
 _PYTEST_IMPORT = re.compile(r"^\s*(?:import|from)\s+_?pytest\b", re.MULTILINE)
 _PYTEST_FUNCTION = re.compile(r"^(?:async\s+)?def\s+test", re.MULTILINE)
+#: requirements files of other tools than the tests (requirements-mypy.txt, requirements/docs.txt)
+_NOT_TESTS = re.compile(r"doc|lint|mypy|typing|format|release|publish|bench", re.IGNORECASE)
 
 
 class EnvError(ValueError):
@@ -204,8 +206,9 @@ def declared(files: dict[str, str], tests: list[str]) -> EnvSpec | None:
     name, found, extras = _pyproject(files)
     for path in sorted(files):
         parts = PurePosixPath(path).parts
-        if (len(parts) == 1 and re.fullmatch(r"requirements.*\.txt", path)) or (
-                len(parts) == 2 and parts[0] == "requirements" and path.endswith(".txt")):
+        if ((len(parts) == 1 and re.fullmatch(r"requirements.*\.txt", path)) or (
+                len(parts) == 2 and parts[0] == "requirements" and path.endswith(".txt"))) \
+                and not _NOT_TESTS.search(parts[-1]):
             found += _requirements_file(files, path, set())
     found += _ini_requirements(files)
     own = canonicalize_name(name) if name else None
@@ -246,12 +249,14 @@ def _failure(spec: EnvSpec, stderr: str) -> str:
     """One line naming the requirement uv could not install, from uv's message."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     cause = next((line.removeprefix("cause:").strip() for line in lines
-                  if line.startswith(("cause:", "╰─▶", "Because"))), lines[-1] if lines else "")
+                  if line.startswith(("cause:", "╰─▶", "Because"))),
+                 lines[-1] if lines else "")
     cause = cause.removeprefix("╰─▶").strip()
     words = {canonicalize_name(w) for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9._-]*", cause)}
     failed = [r for r in spec.requirements if canonicalize_name(Requirement(r).name) in words]
     which = f"requirement {failed[0]!r}" if failed else "its requirements"
-    return f"{which} could not be installed as a wheel (uv pip install --only-binary :all:): {cause}"
+    return (f"{which} could not be installed as a wheel (uv pip install --only-binary :all:): "
+            f"{cause}")
 
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:

@@ -34,8 +34,14 @@ from pathlib import Path, PurePosixPath
 
 from agentworld.domains.swe.project import HERE, HOME, RUNNER
 from agentworld.domains.swe.tools import script
-from agentworld.domains.swe.user_env import VENV, EnvError, EnvSpec, build_env, declared, \
-    sandbox_view
+from agentworld.domains.swe.user_env import (
+    VENV,
+    EnvError,
+    EnvSpec,
+    build_env,
+    declared,
+    sandbox_view,
+)
 from agentworld.domains.terminal.limits import Limits
 
 PYTEST_RUNNER = (HERE / "scripts" / "pytest_runner.py").read_text(encoding="utf-8")

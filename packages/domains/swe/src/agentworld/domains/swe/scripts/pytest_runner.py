@@ -16,7 +16,7 @@ os.environ["COLUMNS"] = "80"
 sys.dont_write_bytecode = True
 sys.path.insert(0, ".")
 
-import pytest  # noqa: E402
+import pytest
 
 ARGS = ["-v", "-p", "no:cacheprovider", "--color=no", "-o", "console_output_style=classic",
         "--tb=short", "-rfE"]
