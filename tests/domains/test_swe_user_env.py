@@ -263,6 +263,44 @@ def test_a_suite_whose_log_outgrows_the_agents_output_limit(tmp_path, monkeypatc
     assert "tests/test_many.py::test_area_of_a_rather_long_named_box[1499]" in passing
 
 
+@needs_sandbox
+@needs_registry
+def test_a_unittest_suite_with_a_dependency_runs_with_the_envs_python(tmp_path, monkeypatch):
+    """requirements.txt declares six; the unittest suite imports it: no pytest is added, the
+    unittest runner runs under /opt/venv/bin/python (the bare python3 lacks six)."""
+    from agentworld.domains.swe.env import default_limits
+    from agentworld.domains.swe.user_repo import UserRepo
+    from agentworld.domains.swe.user_tasks import UserTaskSampler
+
+    monkeypatch.setenv("AGENTWORLD_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "textual"
+    files = {"requirements.txt": "six>=1.16\n",
+             "textual/__init__.py": "import six\n\n\ndef shout(text, times):\n"
+                                    "    if times < 1:\n        return ''\n"
+                                    "    return six.ensure_str(text).upper() + '!' * times\n",
+             "tests/test_textual.py": "import unittest\n\nimport six\n\nfrom textual import "
+                                      "shout\n\n\nclass T(unittest.TestCase):\n"
+                                      "    def test_shout(self):\n"
+                                      "        self.assertEqual(shout(b'hi', 2), 'HI!!')\n"
+                                      "        self.assertEqual(shout(b'hi', 1), 'HI!')\n"
+                                      "        self.assertEqual(shout(b'hi', 0), '')\n"
+                                      "        self.assertTrue(six.PY3)\n"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@b.invalid", "-C", str(root),
+                    "commit", "-qm", "init"], check=True)
+    repo = UserRepo.read(root)
+    assert repo.env == EnvSpec(("six>=1.16",), pytest=False)
+    assert "/opt/venv/bin/python -I -B -" in repo.test_command(grading=True)
+    sampler = UserTaskSampler(repo, default_limits())
+    assert sampler.passing() == {"test_textual.T.test_shout"}
+    task = sampler.sample(1, seed=0)[0]
+    assert task.check["fail_to_pass"] == ["test_textual.T.test_shout"]
+
+
 def test_declared_requirements_are_read_from_the_repos_files():
     files = {
         "pyproject.toml": '[project]\nname = "Shapes"\ndependencies = ["attrs>=21"]\n'
