@@ -177,6 +177,10 @@ baselines() {  # NAME DOMAIN DATA: copy-previous, empty and nearest alone on DAT
         || { echo "$1: FAILED (see $tp/runs/$1.log)"; return 1; }
 }
 
+train_search() { train search search "$tp/data/search" 2048 120 120; }
+train_terminal() { pool terminal-pool terminal terminal-ood; train terminal terminal "$tp/data/terminal-pool" 2048 90 90; }
+train_web() { pool web-pool "web-datasette web-site" ""; train web web "$tp/data/web-pool" 2048 80 80; }
+train_swe() { train swe swe "$tp/data/swe" 4096 80 80; }
 eval_search() { baselines search-baselines search "$tp/data/search"; }
 eval_terminal() { pool terminal-pool terminal terminal-ood; baselines terminal-baselines terminal "$tp/data/terminal-pool"; }
 eval_web() { pool web-pool "web-datasette web-site" ""; baselines web-baselines web "$tp/data/web-pool"; }

@@ -1,8 +1,8 @@
 """Tables of ``bench/third_party/run.sh``: ``python summary.py TP`` (TP: runs/third_party).
 
 Collection: per target, episodes and transitions of ``TP/data/NAME/episodes/*.jsonl``, the
-share of steps that are not errors (``agentworld.core.tool_coverage.is_error_step``: the flag
-or an error text), distinct pages for web (URLs in the steps' state) and the collect summary's
+share of steps that are not errors (the terminal: exit code 0; else
+``agentworld.core.tool_coverage.is_error_step``: the flag or an error text), distinct pages for web (URLs in the steps' state) and the collect summary's
 coverage line for mcp servers (``coverage_lines``). Fidelity: exact match and edit similarity of
 the trained model and of the baselines copy-previous, empty and nearest, from the
 ``predictions.jsonl`` the eval stage wrote in ``TP/runs/RUN``, per split and per source target
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agentworld.core.io import read_episodes
 from agentworld.core.tool_coverage import coverage_lines, is_error_step
+from agentworld.core.types import Step
 
 MODELS = ("model", "copy-previous", "empty", "nearest")
 
@@ -27,10 +28,10 @@ def collection_rows(tp: Path) -> list[str]:
     rows = []
     for folder in sorted(p for p in (tp / "data").iterdir() if (p / "episodes").is_dir()):
         episodes = [e for f in sorted((folder / "episodes").glob("*.jsonl")) for e in read_episodes(str(f))]
-        if not episodes or folder.name == "mcp-pool":
+        if not episodes or folder.name.endswith("-pool"):
             continue
         steps = [s for e in episodes for s in e.steps]
-        ok = sum(not is_error_step(s) for s in steps) / max(1, len(steps))
+        ok = sum(not _error(s) for s in steps) / max(1, len(steps))
         pages = {s.observation.state.get("url") for s in steps if isinstance(s.observation.state, dict)}
         pages.discard(None)
         extra = "; ".join(coverage_lines(episodes)) or (f"{len(pages)} distinct pages" if pages else "")
@@ -38,11 +39,17 @@ def collection_rows(tp: Path) -> list[str]:
     return rows
 
 
+def _error(step: Step) -> bool:
+    """A terminal step whose command exited non-zero, else ``is_error_step``."""
+    state = step.observation.state if isinstance(step.observation.state, dict) else {}
+    return state["exit_code"] != 0 if isinstance(state.get("exit_code"), int) else is_error_step(step)
+
+
 def sources(tp: Path) -> dict[str, str]:
     """``{episode id: data folder name}`` over every collected episode."""
     out = {}
     for path in (tp / "data").glob("*/episodes/*.jsonl"):
-        if path.parent.parent.name == "mcp-pool":
+        if path.parent.parent.name.endswith("-pool"):
             continue
         for line in path.read_text().splitlines():
             out[json.loads(line)["id"]] = path.parent.parent.name
@@ -56,10 +63,16 @@ def fidelity_rows(tp: Path, origin: dict[str, str]) -> list[str]:
         scores: dict[tuple[str, str], dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
         for line in (run / "predictions.jsonl").read_text().splitlines():
             r = json.loads(line)
-            key = (r["split"], origin.get(r["episode_id"], "?"))
-            scores[key][r["model"]].append((r["scores"]["exact_match"], r["scores"]["edit_similarity"]))
+            pair = (r["scores"]["exact_match"], r["scores"]["edit_similarity"])
+            for key in {(r["split"], origin.get(r["episode_id"], "?")), (r["split"], "(all)")}:
+                scores[key][r["model"]].append(pair)
         trained = (run / "checkpoints" / "sft").is_dir()
+        per_split: dict[str, int] = defaultdict(int)
+        for split, _ in scores:
+            per_split[split] += 1
         for (split, source), by_model in sorted(scores.items()):
+            if source == "(all)" and per_split[split] == 2:  # one source: its row says it all
+                continue
             cells = []
             for name in MODELS:
                 vals = by_model.get(name)
