@@ -9,6 +9,8 @@ import tomllib
 from importlib.resources import files
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -19,14 +21,23 @@ def _figures():
     return module
 
 
-def test_quickstart_budgets_are_steps_and_the_readme_states_them():
-    config = tomllib.loads(files("agentworld.app").joinpath("quickstart.toml").read_text())
+@pytest.mark.parametrize("name", ["quickstart.toml", "quickstart-full.toml"])
+def test_quickstart_budgets_are_steps_and_the_readme_states_them(name):
+    config = tomllib.loads(files("agentworld.app").joinpath(name).read_text())
     readme = (ROOT / "README.md").read_text()
     for stage in ("cpt", "sft"):
         assert "time_budget_s" not in config[stage], f"[{stage}] must not stop on wall-clock time"
         steps = config[stage]["max_steps"]
         assert re.search(rf"{steps:,} optimizer steps `{stage}`|`{stage}` {steps:,} optimizer steps",
-                         readme), f"README must state [{stage}] max_steps = {steps:,}"
+                         readme), f"README must state {name} [{stage}] max_steps = {steps:,}"
+
+
+def test_the_full_table_is_found_apart_from_the_default_one():
+    figures = _figures()
+    readme = (ROOT / "README.md").read_text()
+    default = figures.readme_table(readme)
+    full = figures.readme_table(readme, figures.FULL_HEADER)
+    assert default[0] == full[0] and default[1] != full[1]
 
 
 def test_readme_table_parses_and_a_matching_run_is_current():
