@@ -2,8 +2,8 @@
 # Fidelity on environments no one here wrote (issue 45 item 3): third-party targets from PyPI and
 # Debian, collected with the default policies through each domain's "your own environment"
 # option, then the quickstart's small training budget (tiny `copy` preset, BPE vocab 3072,
-# cpt 100 + sft 500 steps, reasoning = "domain", greedy) and fidelity against copy-previous,
-# empty and nearest, in and out of distribution.
+# cpt 100 + sft SFT_STEPS (default 500) steps, reasoning = "domain", greedy) and fidelity against
+# copy-previous, empty and nearest, in and out of distribution.
 #
 #   bench/third_party/run.sh [STEPS="setup collect train eval summary"] [TARGETS="mcp search terminal web swe"]
 #
@@ -13,7 +13,9 @@
 # train    one world model per domain (train.toml); mcp: ONE model on the built-in servers plus
 #          mcp-server-git and mcp-server-sqlite, scored out of distribution on mcp-server-time
 #          and mcp-server-calculator, which no training run saw (their tool schemas are in the prompt)
-# eval     eval.toml per held-out set with the trained model; summary prints the table
+#          (each train run ends with its own [eval]; a finished cpt checkpoint is reused)
+# eval     the baselines alone on each target's splits (eval.toml with backend copy-previous)
+# summary  bench/third_party/summary.py: the collection and fidelity tables of bench/README.md
 #
 # Everything runs with nice -n 5, one target after another. Outputs: runs/third_party/.
 set -euo pipefail
