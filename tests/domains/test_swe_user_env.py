@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from agentworld.domains.swe.user_env import EnvError, EnvSpec, declared
+from git_trees import commit_tree
 from sandboxes import needs_sandbox
 
 LIBRARY = '''"""Boxes and their areas."""
@@ -116,16 +117,9 @@ TEST_IDS = {*(f"tests/test_shapes.py::test_area[{p}]" for p in ("1-2-2", "3-4-12
 
 
 def make_repo(root: Path, deps: str = '"attrs>=21"', extra: dict[str, str] | None = None) -> Path:
-    files = {"pyproject.toml": PYPROJECT.format(deps=deps), "src/shapes/__init__.py": LIBRARY,
-             "tests/conftest.py": CONFTEST, "tests/test_shapes.py": TESTS, **(extra or {})}
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git = ["git", "-c", "user.name=a", "-c", "user.email=a@b.invalid", "-C", str(root)]
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], check=True)
-    return root
+    return commit_tree(root, {"pyproject.toml": PYPROJECT.format(deps=deps),
+                              "src/shapes/__init__.py": LIBRARY, "tests/conftest.py": CONFTEST,
+                              "tests/test_shapes.py": TESTS, **(extra or {})})
 
 
 def registry_reachable() -> bool:

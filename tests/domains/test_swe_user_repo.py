@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from git_trees import commit_tree
 from sandboxes import needs_sandbox
 
 pytestmark = needs_sandbox
@@ -69,17 +70,8 @@ class CalcTests(unittest.TestCase):
 
 
 def make_repo(root: Path, files: dict[str, str] | None = None) -> Path:
-    files = files if files is not None else {"minicalc/__init__.py": LIBRARY,
-                                             "tests/test_minicalc.py": TESTS,
-                                             "README.md": "# minicalc\n"}
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git = ["git", "-c", "user.name=a", "-c", "user.email=a@b.invalid", "-C", str(root)]
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], check=True)
-    return root
+    return commit_tree(root, files if files is not None else {
+        "minicalc/__init__.py": LIBRARY, "tests/test_minicalc.py": TESTS, "README.md": "# minicalc\n"})
 
 
 def collect(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
