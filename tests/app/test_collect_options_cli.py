@@ -18,7 +18,8 @@ CLI = [sys.executable, "-c", "from agentworld.app.cli import main; main()"]
 ACCEPTED = {
     "terminal": ["max_steps (int, default 50)", "sandbox ('bubblewrap' | 'unshare' | None",
                  "root_parent (str | None", "render_mode ('ansi' | None",
-                 "commands (Path | None, default None)", "home (Path | None, default None)"],
+                 "commands (Path | None, default None)", "home (Path | None, default None)",
+                 "home_state_chars (int, default 3072)"],
     "mcp": ["server (str | None", "timeout_s (float, default 10.0)", "max_steps (int, default 50)"],
     "search": ["world_seed (int, default 0)", "corpus (Path | None, default None)"],
     "swe": ["max_steps (int, default 30)", "sandbox ('bubblewrap' | 'unshare' | None",

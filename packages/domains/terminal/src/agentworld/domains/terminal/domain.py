@@ -31,7 +31,7 @@ from agentworld.domains.terminal.options import TerminalEnvOptions
 from agentworld.domains.terminal.policies import make_policies
 from agentworld.domains.terminal.prompt import HOME, absolute_cwd, render_prompt, split_prompt
 from agentworld.domains.terminal.sandbox import detect_sandbox
-from agentworld.domains.terminal.state_text import render_setup
+from agentworld.domains.terminal.state_text import HOME_STATE_CHARS, render_setup
 from agentworld.domains.terminal.tasks import KINDS, TerminalTaskSampler
 from agentworld.domains.terminal.user_home import HomeTaskingPolicy, HomeTaskSampler, read_home
 
@@ -112,6 +112,9 @@ class TerminalDomain:
             (:mod:`agentworld.domains.terminal.history`).
         home: A user's folder (``--set home=DIR``) added to every task's home
             (:mod:`agentworld.domains.terminal.user_home`).
+        home_state_chars: Characters of the world model's description of each task's home
+            with ``home`` (``--set home_state_chars=N``,
+            :mod:`agentworld.domains.terminal.state_text`).
     """
 
     name = "terminal"
@@ -119,8 +122,9 @@ class TerminalDomain:
     env_options = TerminalEnvOptions
     defines_rewards = False  # the world model predicts no reward footer; verify() rewards
 
-    def __init__(self, commands: str | Path | None = None, home: str | Path | None = None) -> None:
-        self.commands, self.home = commands, home
+    def __init__(self, commands: str | Path | None = None, home: str | Path | None = None,
+                 home_state_chars: int = HOME_STATE_CHARS) -> None:
+        self.commands, self.home, self.home_state_chars = commands, home, home_state_chars
 
     def for_environment(self, options: dict[str, Any]) -> TerminalDomain | None:
         """The domain of ``options``' ``commands`` and ``home`` (``None`` without either);
@@ -131,7 +135,8 @@ class TerminalDomain:
         """
         if options.get("commands") is None and options.get("home") is None:
             return None
-        domain = TerminalDomain(options.get("commands"), options.get("home"))
+        domain = TerminalDomain(options.get("commands"), options.get("home"),
+                                options.get("home_state_chars", HOME_STATE_CHARS))
         if domain.commands is not None:
             _announce(str(domain.commands))
         return domain
@@ -161,11 +166,14 @@ class TerminalDomain:
         kwargs.pop("commands", None)  # the history policy's, not the environment's
         if self.home is not None:
             kwargs.setdefault("home", self.home)
+            kwargs.setdefault("home_state_chars", self.home_state_chars)
         return TerminalEnv(**kwargs)
 
     def tasks(self) -> TerminalTaskSampler:
         """The seeded task sampler (with the user's home in each task when ``home`` is set)."""
-        return HomeTaskSampler(_home(str(self.home))) if self.home else TerminalTaskSampler()
+        if not self.home:
+            return TerminalTaskSampler()
+        return HomeTaskSampler(_home(str(self.home)), self.home_state_chars)
 
     def policies(self) -> dict[str, Any]:
         """``{"scripted": ScriptedExpert, "random": RandomPolicy}``, plus ``"llm": LLMPolicy`` when
@@ -179,7 +187,8 @@ class TerminalDomain:
                                             Path(self.commands).name)}
         if self.home is not None:
             home = _home(str(self.home))
-            out = {k: HomeTaskingPolicy(p, home) if isinstance(p, TaskingPolicy) else p
+            out = {k: HomeTaskingPolicy(p, home, self.home_state_chars)
+                   if isinstance(p, TaskingPolicy) else p
                    for k, p in out.items()}
         return out
 

@@ -31,6 +31,7 @@ from agentworld.domains.terminal.fs import (
 )
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.shell import CommandResult, Shell
+from agentworld.domains.terminal.state_text import HOME_STATE_CHARS
 from agentworld.domains.terminal.user_home import read_home, with_home
 
 # One command line: printable ASCII without line breaks or tabs (a line break would type two
@@ -66,6 +67,8 @@ class TerminalEnv(gym.Env[str, str]):
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the transcript).
         home: A folder of the user's copied into every episode's home, with the task's own
             files (:mod:`agentworld.domains.terminal.user_home`: no link followed, bounded).
+        home_state_chars: Characters of the world model's description of that home
+            (:func:`~agentworld.domains.terminal.user_home.with_home`).
         ro_binds: ``(host directory, path under /opt)`` pairs bound read-only in every
             episode's sandbox (:func:`~agentworld.domains.terminal.layout.plan`), given by the
             host's code (never by task data): the swe domain's per-repository environment.
@@ -87,11 +90,13 @@ class TerminalEnv(gym.Env[str, str]):
         tasks: Any = None,
         render_mode: str | None = None,
         home: str | Path | None = None,
+        home_state_chars: int = HOME_STATE_CHARS,
         ro_binds: tuple[tuple[str, str], ...] = (),
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.home = read_home(Path(home))[0] if home is not None else None
+        self.home_state_chars = home_state_chars
         self.ro_binds = tuple(ro_binds)
         self.limits = limits or Limits()
         self.max_steps = max_steps
@@ -133,7 +138,8 @@ class TerminalEnv(gym.Env[str, str]):
         self.close()
         task = episode_task(options, self.tasks, self.np_random)
         if self.home is not None:
-            task = with_home(task or Task(id="home", domain="terminal", instruction=""), self.home)
+            task = with_home(task or Task(id="home", domain="terminal", instruction=""),
+                             self.home, self.home_state_chars)
         self.task = task
         self._root = EpisodeRoot.make("agentworld-ep-", self.root_parent, self.limits, task)
         self.root = self._root.path

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from agentworld.core.options import EnvOptions, Field
-from pydantic import PlainSerializer, field_validator
+from agentworld.domains.terminal.state_text import HOME_STATE_CHARS
+from pydantic import PlainSerializer, field_validator, model_validator
 
 #: A path option: given and checked as a path, passed on (and recorded) as its string.
 PathOption = Annotated[Path, PlainSerializer(str, return_type=str)]
@@ -28,6 +29,10 @@ class TerminalEnvOptions(EnvOptions):
         home: A folder copied into every episode's home (:mod:`agentworld.domains.terminal.
             user_home`; no link followed, bounded); a missing, empty or too large one is
             refused here.
+        home_state_chars: With ``home``: characters the world model's description of each
+            episode's initial home may hold (every folder is listed, files' text shown whole,
+            smallest first, while it fits; the others say how many bytes are not shown:
+            :mod:`agentworld.domains.terminal.state_text`).
     """
 
     max_steps: int = Field(50, ge=1)
@@ -36,6 +41,14 @@ class TerminalEnvOptions(EnvOptions):
     render_mode: Literal["ansi"] | None = None
     commands: PathOption | None = None
     home: PathOption | None = None
+    home_state_chars: int = Field(HOME_STATE_CHARS, ge=0)
+
+    @model_validator(mode="after")
+    def _with_home(self) -> TerminalEnvOptions:
+        if "home_state_chars" in self.model_fields_set and self.home is None:
+            raise ValueError("home_state_chars bounds the description of a home folder: "
+                             "give home=DIR too")
+        return self
 
     @field_validator("commands")
     @classmethod

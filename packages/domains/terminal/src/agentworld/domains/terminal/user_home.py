@@ -6,13 +6,16 @@ UTF-8 text file under it, hidden ones included. Symbolic links are not followed 
 files nor to directories, so nothing outside ``DIR`` is read) and are left out, as are
 binary files (a NUL byte, or not UTF-8) and anything but regular files and directories. The
 whole is bounded (:data:`MAX_HOME_BYTES` of text, :data:`MAX_HOME_ENTRIES` entries): a
-larger folder is refused, since every task's set-up, and so the world model's system
-prompt, holds it.
+larger folder is refused, since every task's set-up holds it.
 
 :func:`with_home` merges it into a task's set-up (the task's own files win a clash), so the
-episode's home holds both and the recorded task says so; :class:`HomeTaskSampler` and
-:class:`HomeTaskingPolicy` apply it to the domain's sampled tasks and to the tasks a policy
-brings.
+episode's home holds both and the recorded task says so. The world model's description of that
+home is bounded (``state_chars``, default :data:`~agentworld.domains.terminal.state_text.
+HOME_STATE_CHARS`; ``--set home_state_chars=N``): every folder is listed, but files' text
+only while it fits, smallest first (:mod:`agentworld.domains.terminal.state_text`), since a
+real folder's text (199,480 characters for the webcolors sdist) fills any context a world
+model is trained at. :class:`HomeTaskSampler` and :class:`HomeTaskingPolicy` apply it to the
+domain's sampled tasks and to the tasks a policy brings.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentworld.core.types import Action, Observation, Task
+from agentworld.domains.terminal.state_text import HOME_STATE_CHARS, STATE_CHARS_KEY
 from agentworld.domains.terminal.tasks import TerminalTaskSampler
 from agentworld.domains.terminal.task_data import path_parts
 
@@ -84,9 +88,11 @@ def read_home(directory: Path) -> tuple[dict[str, Any], int]:
     return {"dirs": sorted(dirs), "files": dict(sorted(files.items()))}, left_out
 
 
-def with_home(task: Task, home: dict[str, Any]) -> Task:
+def with_home(task: Task, home: dict[str, Any], state_chars: int = HOME_STATE_CHARS) -> Task:
     """``task`` whose set-up also holds ``home``'s folders and files, but those that clash
-    with the task's own (the same path, or a path under one of its files)."""
+    with the task's own (the same path, or a path under one of its files), and
+    ``"state_chars": state_chars``: the bound on the world model's description of it
+    (:func:`~agentworld.domains.terminal.state_text.render_setup`)."""
     setup = dict(task.setup or {})
     own_files = set(setup.get("files", {}))
     own_dirs = set(setup.get("dirs", []))
@@ -99,27 +105,31 @@ def with_home(task: Task, home: dict[str, Any]) -> Task:
     files = {p: t for p, t in home["files"].items() if not clashes(p, True)}
     setup["dirs"] = sorted(own_dirs | set(dirs))
     setup["files"] = {**files, **setup.get("files", {})}
+    setup[STATE_CHARS_KEY] = state_chars
     return task.model_copy(update={"setup": setup})
 
 
 class HomeTaskSampler(TerminalTaskSampler):
     """The terminal's task sampler with ``home`` in every task (:func:`with_home`)."""
 
-    def __init__(self, home: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(self, home: dict[str, Any], state_chars: int = HOME_STATE_CHARS,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.home = home
+        self.home, self.state_chars = home, state_chars
 
     def sample(self, n: int, *, seed: int) -> list[Task]:
         """The terminal's ``n`` tasks of ``seed``, each with the home added."""
-        return [with_home(t, self.home) for t in super().sample(n, seed=seed)]
+        return [with_home(t, self.home, self.state_chars)
+                for t in super().sample(n, seed=seed)]
 
 
 class HomeTaskingPolicy:
     """A policy that brings its own tasks (``real``, ``handwritten``, ``history``) with
     ``home`` added to each (:func:`with_home`); acts as the policy it wraps."""
 
-    def __init__(self, inner: Any, home: dict[str, Any]) -> None:
-        self.inner, self.home = inner, home
+    def __init__(self, inner: Any, home: dict[str, Any],
+                 state_chars: int = HOME_STATE_CHARS) -> None:
+        self.inner, self.home, self.state_chars = inner, home, state_chars
         self.name: str = inner.name
         self.num_tasks: int | None = inner.num_tasks
 
@@ -129,7 +139,7 @@ class HomeTaskingPolicy:
 
     def task(self, seed: int) -> Task:
         """The wrapped policy's task of ``seed``, with the home."""
-        return with_home(self.inner.task(seed), self.home)
+        return with_home(self.inner.task(seed), self.home, self.state_chars)
 
     def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
         """The wrapped policy's action."""
