@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 from rich.console import Console
+from terminal_scripts import script_episodes
 
 from agentworld.app.config import EvalConfig
 from agentworld.app.figure import MIN_DRIFT_N, build_figure
@@ -17,8 +18,7 @@ from agentworld.app.pipeline import RunState, run_eval
 from agentworld.core import plugins
 from agentworld.core.evaluate import DETERMINISTIC, IN_DISTRIBUTION, NONDETERMINISTIC, EvalResult
 from agentworld.core.io import write_episodes
-from agentworld.core.rollout import text_of
-from agentworld.core.types import Action, Episode, Observation, Step
+from agentworld.core.types import Episode
 from agentworld.domains.terminal.domain import TerminalDomain
 
 # the same script in every episode, so actions recur after the same observation; the
@@ -27,26 +27,7 @@ SCRIPT = ["pwd", "echo hi", "ls", "date +%s%N", "mkdir d", "cd d", "pwd"]
 
 
 def _collect(seeds: list[int], prefix: str) -> list[Episode]:
-    """Real episodes: ``SCRIPT`` run in the real sandboxed terminal after a reset per seed."""
-    domain = TerminalDomain()
-    env = domain.make_env()
-    out = []
-    try:
-        for i, seed in enumerate(seeds):
-            task = domain.tasks().sample(1, seed=seed)[0]
-            observation, _ = env.reset(seed=seed, options={"task": task})
-            steps = []
-            for command in SCRIPT:
-                observation, *_ = env.step(command)
-                steps.append(Step(action=Action(text=command),
-                                  observation=Observation(text=text_of(observation))))
-            out.append(Episode(id=f"{prefix}{i}", domain="terminal", task=task,
-                               system_prompt=domain.system_prompt(task),
-                               initial_observation=Observation(text=domain.initial_observation(task)),
-                               steps=steps))
-    finally:
-        env.close()
-    return out
+    return script_episodes(SCRIPT, seeds, prefix)
 
 
 @pytest.fixture(scope="module")

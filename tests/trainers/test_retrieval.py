@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from terminal_scripts import script_episodes
 from transformers import AutoTokenizer
 
 from agentworld.app.config import EvalConfig
@@ -20,8 +21,7 @@ from agentworld.core.formats import THINK_OPEN, episode_messages
 from agentworld.core.io import write_episodes
 from agentworld.core.retrieval import TransitionIndex, retrieved_text, think_text
 from agentworld.core.retrieval_context import RetrievalContext, token_counter
-from agentworld.core.rollout import text_of
-from agentworld.core.types import Action, Episode, Observation, Step
+from agentworld.core.types import Episode
 from agentworld.domains.terminal.domain import TerminalDomain
 from agentworld.sim.backends.hf import HFWorldModel
 from agentworld.trainers.training.config import ConfigError, SftConfig, validate_config
@@ -33,29 +33,7 @@ SCRIPT = ["pwd", "echo hi", "ls", "mkdir d", "cd d", "pwd", "ls -a"]
 
 
 def _collect(seeds: list[int], prefix: str) -> list[Episode]:
-    """Real episodes: ``SCRIPT`` in the real sandboxed terminal after a reset per seed, with the
-    structured state the domain's rationales read."""
-    domain = TerminalDomain()
-    env = domain.make_env()
-    out = []
-    try:
-        for i, seed in enumerate(seeds):
-            task = domain.tasks().sample(1, seed=seed)[0]
-            first, _ = env.reset(seed=seed, options={"task": task})
-            steps = []
-            for command in SCRIPT:
-                observation, *_ = env.step(command)
-                steps.append(Step(action=Action(text=command), observation=Observation(
-                    text=text_of(observation), state=getattr(observation, "state", None))))
-            out.append(Episode(
-                id=f"{prefix}{i}", domain="terminal", task=task,
-                system_prompt=domain.system_prompt(task),
-                initial_observation=Observation(text=domain.initial_observation(task),
-                                                state=getattr(first, "state", None)),
-                steps=steps))
-    finally:
-        env.close()
-    return out
+    return script_episodes(SCRIPT, seeds, prefix, state=True)
 
 
 @pytest.fixture(scope="module")
