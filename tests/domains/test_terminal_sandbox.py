@@ -271,3 +271,24 @@ def test_root_is_removed_at_close():
     run(env, "mkdir -p x/y && chmod 000 x")
     env.close()
     assert not os.path.exists(root)
+
+
+def test_the_prompt_read_is_learned_from_one_sample(env, monkeypatch):
+    """The shell's prompt read is learned from a single look at ``/proc``: a first look that
+    finds the shell still running (it has just printed its first prompt) is not kept as the
+    read to wait for, which made every later prompt go unrecognised (CI, a loaded machine)."""
+    from agentworld.domains.terminal import shell as shell_module
+
+    real_read_call, looks = shell_module.read_call, []
+
+    def first_look_running(pid: int):
+        looks.append(pid)
+        return ("running", "", "", "") if len(looks) == 1 else real_read_call(pid)
+
+    monkeypatch.setattr(shell_module, "read_call", first_look_running)
+    env.reset(seed=0)
+    assert len(looks) >= 2  # the running look was passed over
+    started = time.monotonic()
+    obs, info = run(env, "echo learned")
+    assert obs.text == "learned\nuser@sandbox:~$ " and not info["timed_out"]
+    assert time.monotonic() - started < GRACE_S

@@ -11,6 +11,7 @@ from agentworld.core.collect import run_episode
 from agentworld.domains.terminal.domain import TerminalDomain
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.expert import ScriptedExpert
+from agentworld.domains.terminal.fs import apply_setup, check_success
 from agentworld.domains.terminal.random_policy import RandomPolicy
 from agentworld.domains.terminal.session_tasks import SESSION_KINDS
 from agentworld.domains.terminal.tasks import KINDS, TerminalTaskSampler
@@ -25,6 +26,22 @@ def test_session_kinds_are_sampled():
     # the pipeline kind reads a CSV table of the set-up tree (added when the tree had none)
     assert all(t.check["goal"]["path"] in t.setup["files"] for t in pipeline)
     assert all(t.check["goal"]["path"].endswith(".csv") for t in pipeline)
+
+
+def test_no_task_is_solved_by_doing_nothing(tmp_path):
+    """Every sampled task's check fails on its untouched tree with an empty output in the
+    home directory. An ``inspect`` task whose drawn lines were blank once had the check
+    ``{"output_contains": []}``, which any step passed (seeds 486, 2310, 2518; a served
+    terminal's one-shot step then ended its episode at random)."""
+    vacuous = []
+    for seed in [*range(300), 486, 2310, 2518]:
+        for task in TerminalTaskSampler().sample(4, seed=seed):
+            root = tmp_path / task.id
+            root.mkdir()
+            apply_setup(root, task.setup)
+            if check_success(root, task.check, "", "/home/agent"):
+                vacuous.append((task.id, task.check))
+    assert vacuous == []
 
 
 @needs_sandbox

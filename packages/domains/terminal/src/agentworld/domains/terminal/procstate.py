@@ -35,6 +35,11 @@ def reading_terminal(pid: int, expected: tuple[str, str, str, str] | None = None
         return True
     if expected is not None:
         return call == expected
+    return is_terminal_read(call)
+
+
+def is_terminal_read(call: tuple[str, str, str, str]) -> bool:
+    """Whether ``call`` (:func:`read_call`) is a ``read`` on fd 0."""
     return call[:2] == (_READ_NR, "0x0")
 
 

@@ -49,7 +49,12 @@ from agentworld.domains.terminal.hostfiles import write_file
 from agentworld.domains.terminal.limits import Limits
 from agentworld.domains.terminal.marker import NEUTRAL, Marker, MarkerFinder, init_line
 from agentworld.domains.terminal.output import CommandResult, OutputCollector, clean_output
-from agentworld.domains.terminal.procstate import read_call, reading_terminal, real_cwd
+from agentworld.domains.terminal.procstate import (
+    is_terminal_read,
+    read_call,
+    reading_terminal,
+    real_cwd,
+)
 from agentworld.domains.terminal.prompt import HOME
 from agentworld.domains.terminal.ptysandbox import SandboxPty
 from agentworld.domains.terminal.reaper import kill_leftovers
@@ -256,10 +261,12 @@ class Shell:
             return None
         deadline = time.monotonic() + LEARN_READ_S
         while time.monotonic() < deadline:
+            # One sample, both checked and kept: a second read of /proc could find the shell
+            # blocked after the first found it running, and "running" would be learned.
             call = read_call(self._shell_pgrp)
             if call is None:
                 return None
-            if reading_terminal(self._shell_pgrp):
+            if is_terminal_read(call):
                 return call
             time.sleep(READ_POLL_S)
         return None

@@ -138,9 +138,19 @@ def _inspect(rng: random.Random, t: Tree) -> Made:
     else:
         shown, op = lines[-n:], "tail"
         text = f"Print the last {'line' if n == 1 else f'{n} lines'} of {path}."
-    return text, {
-        "output_contains": [x for x in shown if x.strip()],
-        "goal": {"op": op, "path": path, "n": n},
+    expected = [x for x in shown if x.strip()]
+    if not expected:  # blank lines (or an empty file): any output would pass the check
+        return _inspect_whole(rng, t)
+    return text, {"output_contains": expected, "goal": {"op": op, "path": path, "n": n}}
+
+
+def _inspect_whole(rng: random.Random, t: Tree) -> Made:
+    """Show a whole file with visible text: the inspect task for when the lines first drawn
+    are blank (a tree of :func:`vocab.random_tree` always has such a file)."""
+    path = rng.choice(sorted(p for p, text in t["files"].items() if text.strip()))
+    lines = [x for x in t["files"][path].splitlines() if x.strip()]
+    return f"Show the contents of {path}.", {
+        "output_contains": lines, "goal": {"op": "cat", "path": path, "n": 1},
     }
 
 
