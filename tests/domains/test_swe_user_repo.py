@@ -182,3 +182,48 @@ def test_a_real_pypi_package_with_its_own_tests(tmp_path):
         assert len(check["fail_to_pass"]) + len(check["pass_to_pass"]) > 150
         assert all(t.startswith("websocket.tests.test_") for t in check["fail_to_pass"])
         assert ep["steps"][-1]["reward"] == 1.0
+
+
+SPIN = {"spin/__init__.py": "def spin(n):\n    while n:\n        n = n - 1\n    return n\n",
+        "tests/test_spin.py": "import unittest\n\nfrom spin import spin\n\n\n"
+                              "class T(unittest.TestCase):\n    def test_spin(self):\n"
+                              "        self.assertEqual(spin(3), 0)\n"}
+
+
+def test_a_mutation_that_hangs_the_suite_costs_the_budget_not_the_limit(tmp_path, monkeypatch):
+    """Both off-by-one mutations of ``n - 1`` loop for ever. Their runs, in task sampling and
+    in grading, get a budget from the clean run's time (here 2 x, at least 2 s), recorded in
+    the task, not the clean run's 300 s limit: cachetools took 36 min for 40 episodes."""
+    import random
+    import time
+
+    from agentworld.domains.swe import user_repo
+    from agentworld.domains.swe.env import SweEnv
+    from agentworld.domains.swe.tools import render_call
+    from agentworld.domains.swe.user_tasks import UserTaskSampler
+    from agentworld.domains.terminal.limits import Limits
+
+    monkeypatch.setattr(user_repo, "SUITE_FACTOR", 2.0)
+    monkeypatch.setattr(user_repo, "SUITE_MIN_S", 2.0)
+    repo = user_repo.UserRepo.read(make_repo(tmp_path / "spin", SPIN))
+    sampler = UserTaskSampler(repo, Limits())
+    started = time.monotonic()
+    task = sampler.task("off_by_one", random.Random(0), "t")
+    assert task is not None and task.check == {"fail_to_pass": ["test_spin.T.test_spin"],
+                                               "pass_to_pass": []}
+    assert task.setup["suite_timeout_s"] == sampler.budget_s and 2.0 <= sampler.budget_s < 60
+    assert time.monotonic() - started < 2 * sampler.budget_s + 60  # not 300 s
+
+    env = SweEnv(repo=repo.root)
+    try:
+        env.reset(options={"task": task})
+        started = time.monotonic()
+        _, reward, terminated, _, _ = env.step(render_call("submit", {}))
+        assert terminated and reward == 0.0
+        assert time.monotonic() - started < sampler.budget_s + 60
+        for bad in (0, 301, "30", True):
+            wrong = task.model_copy(update={"setup": {**task.setup, "suite_timeout_s": bad}})
+            with pytest.raises(ValueError, match=r"suite_timeout_s.*\(0, 300\]"):
+                env.reset(options={"task": wrong})
+    finally:
+        env.close()

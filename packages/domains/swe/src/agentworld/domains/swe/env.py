@@ -32,7 +32,7 @@ from agentworld.domains.swe import testlog, tools
 from agentworld.domains.swe.grading import Grader
 from agentworld.domains.swe.project import HOME, PROJECT
 from agentworld.domains.swe.tasks import SweTaskSampler, repo_files
-from agentworld.domains.swe.user_repo import UserRepo, suite_limits
+from agentworld.domains.swe.user_repo import UserRepo, suite_limits, task_budget
 from agentworld.domains.swe.user_tasks import UserTaskSampler, user_repo_files
 from agentworld.domains.terminal.env import TerminalEnv
 from agentworld.domains.terminal.limits import Limits
@@ -87,7 +87,7 @@ class SweEnv(EnvBase):
     def __init__(self, tasks: SweTaskSampler | None = None, max_steps: int = 30,
                  limits: Limits | None = None, sandbox: str | None = None,
                  repo: Path | str | None = None, test_cmd: str | None = None) -> None:
-        limits = limits or default_limits()
+        limits = self._limits = limits or default_limits()
         self.repo = None if repo is None else UserRepo.read(repo, test_cmd)
         self.max_steps = max_steps
         binds = () if self.repo is None else self.repo.binds()
@@ -144,7 +144,9 @@ class SweEnv(EnvBase):
                              f"{str(self.repo.root)!r} as it is now (another repository, or "
                              "its files changed since)")
         name = re.sub(r"[^A-Za-z0-9_.-]", "-", self.repo.name) or "repo"
-        return name, user_repo_files(self.repo, task.setup.get("mutation"))
+        files = user_repo_files(self.repo, task.setup.get("mutation"))
+        self.grader.limits = suite_limits(self._limits, task_budget(task.setup, self._limits))
+        return name, files
 
     def tests_command(self, tests: list[str]) -> str:
         """The ``run_tests`` tool's command (``tests``: only those, where the runner can)."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -48,7 +49,12 @@ PYTEST_RUNNER = (HERE / "scripts" / "pytest_runner.py").read_text(encoding="utf-
 
 FILE_LIMIT = 256 << 10  # bytes of one file copied into the episode
 SUITE_LOG_BYTES = 8 << 20  # bytes of a graded run's log the host reads (the agent sees less)
-SUITE_TIMEOUT_S = 300  # seconds (wall clock and CPU) of one graded run of the whole suite
+SUITE_TIMEOUT_S = 300  # seconds (wall clock and CPU) of the clean repository's run of its suite
+# A mutated repository's run (task sampling, grading) gets SUITE_FACTOR times the clean run's
+# wall time, at least SUITE_MIN_S and at most the clean run's own limit: a mutation that makes the
+# suite hang costs seconds, not SUITE_TIMEOUT_S (cachetools: 36 min for 40 episodes).
+SUITE_FACTOR = 10.0
+SUITE_MIN_S = 30.0
 TOTAL_LIMIT = 8 << 20  # bytes of all the files copied into the episode
 TEST_DIRS = ("tests", "test", "testing")
 
@@ -213,15 +219,41 @@ class UserRepo:
         return path in self.modules
 
 
-def suite_limits(limits: Limits) -> Limits:
+def suite_limits(limits: Limits, timeout_s: float | None = None) -> Limits:
     """``limits`` for the host's own runs of a user's whole suite (grading, task sampling):
     at least :data:`SUITE_LOG_BYTES` of log (a suite of 900 tests writes over the agent's
-    64 KiB, and a test missing from the log counts as failing) and :data:`SUITE_TIMEOUT_S`
-    of wall-clock and CPU time."""
+    64 KiB, and a test missing from the log counts as failing) and ``timeout_s`` seconds of
+    wall-clock and CPU time (default: the larger of ``limits``' command timeout and
+    :data:`SUITE_TIMEOUT_S`, the clean run's limit; a mutated run: :func:`suite_budget`)."""
+    if timeout_s is None:
+        timeout_s = max(limits.command_timeout_s, SUITE_TIMEOUT_S)
     return dataclasses.replace(
         limits, output_bytes=max(limits.output_bytes, SUITE_LOG_BYTES),
-        command_timeout_s=max(limits.command_timeout_s, SUITE_TIMEOUT_S),
-        cpu_s=max(limits.cpu_s, SUITE_TIMEOUT_S))
+        command_timeout_s=timeout_s, cpu_s=max(limits.cpu_s, timeout_s))
+
+
+def suite_budget(clean_s: float, limits: Limits) -> float:
+    """Seconds a mutated repository's suite run gets when the clean one took ``clean_s``
+    seconds (wall clock, sandbox start included): :data:`SUITE_FACTOR` times that, at least
+    :data:`SUITE_MIN_S`, at most the clean run's own limit (:func:`suite_limits`), rounded
+    up to a tenth of a second."""
+    cap = suite_limits(limits).command_timeout_s
+    return min(cap, max(SUITE_MIN_S, math.ceil(SUITE_FACTOR * clean_s * 10) / 10))
+
+
+def task_budget(setup: dict, limits: Limits) -> float:
+    """A task's suite budget, ``setup["suite_timeout_s"]`` (seconds; tasks made before it was
+    recorded: the clean run's limit).
+
+    Raises:
+        ValueError: it is not a number in ``(0, the clean run's limit]``.
+    """
+    cap = suite_limits(limits).command_timeout_s
+    budget = setup.get("suite_timeout_s", cap)
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget <= cap:
+        raise ValueError(f"task setup['suite_timeout_s'] must be seconds in (0, {cap:g}], "
+                         f"got {budget!r:.40}")
+    return float(budget)
 
 
 def check_repo(root: Path, test_cmd: str | None = None) -> Path:

@@ -6,7 +6,9 @@ a test that passes on the clean repository fails with it. Every run of the user'
 fresh sandbox (:func:`~agentworld.domains.swe.grading.run_suite`: the user's code never runs
 on the host), the clean run once per sampler, each candidate's run once (cached).
 
-``Task.setup`` = ``{"repo": NAME, "digest": files' hash, "mutation": Mutation.to_dict()}``;
+``Task.setup`` = ``{"repo": NAME, "digest": files' hash, "mutation": Mutation.to_dict(),
+"suite_timeout_s": seconds}`` (the budget of a graded run, :func:`~agentworld.domains.swe.
+user_repo.suite_budget` of the clean run's time: a mutation that hangs the suite costs that);
 ``Task.check`` = ``{"fail_to_pass": [ids], "pass_to_pass": [ids]}``; ``Task.kind`` is the
 mutation operator.
 """
@@ -14,13 +16,14 @@ mutation operator.
 from __future__ import annotations
 
 import random
+import time
 
 from agentworld.core.types import Task
 from agentworld.domains.swe import testlog
 from agentworld.domains.swe.grading import run_suite
 from agentworld.domains.swe.mutations import OPERATORS, Mutation, apply, candidates
 from agentworld.domains.swe.project import HOME
-from agentworld.domains.swe.user_repo import RepoError, UserRepo, suite_limits
+from agentworld.domains.swe.user_repo import RepoError, UserRepo, suite_budget, suite_limits
 from agentworld.domains.terminal.limits import Limits
 
 
@@ -45,8 +48,10 @@ class UserTaskSampler:
 
     Args:
         repo: The user's repository.
-        limits: Limits of each test run's sandbox (its command timeout bounds the suite), raised
-            to :func:`~agentworld.domains.swe.user_repo.suite_limits`.
+        limits: Limits of each test run's sandbox, raised to
+            :func:`~agentworld.domains.swe.user_repo.suite_limits`; a mutated repository's
+            run gets :func:`~agentworld.domains.swe.user_repo.suite_budget` of the clean run's
+            wall time (:attr:`budget_s`).
         sandbox: Sandbox kind (default: the detected one).
         tries: Candidate mutations run per task at most before the next kind is tried.
 
@@ -60,24 +65,30 @@ class UserTaskSampler:
                  tries: int = 12) -> None:
         self.repo, self.sandbox, self.tries = repo, sandbox, tries
         self.limits = suite_limits(limits)
+        self.budget_s = self.limits.command_timeout_s  # set by the clean run (passing())
+        self._mutated_limits = self.limits
         self.kinds = OPERATORS
         self._runs: dict[Mutation, tuple[dict[str, bool], dict[str, str]]] = {}
         self._clean: set[str] | None = None
 
     def _run(self, files: dict[str, str]) -> tuple[dict[str, bool], dict[str, str]]:
-        log = run_suite(files, self.limits, self.sandbox, self.repo.test_command(grading=True),
-                        self.repo.binds())
+        log = run_suite(files, self._mutated_limits, self.sandbox,
+                        self.repo.test_command(grading=True), self.repo.binds())
         return testlog.outcomes(log), testlog.errors(log)
 
     def passing(self) -> set[str]:
-        """The tests that pass on the clean repository (run once).
+        """The tests that pass on the clean repository (run once; its wall time sets
+        :attr:`budget_s`).
 
         Raises:
             RepoError: none passes, or the log names no test.
         """
         if self._clean is None:
+            started = time.monotonic()
             log = run_suite(self.repo.files, self.limits, self.sandbox,
                             self.repo.test_command(grading=True), self.repo.binds())
+            self.budget_s = suite_budget(time.monotonic() - started, self.limits)
+            self._mutated_limits = suite_limits(self.limits, self.budget_s)
             outcomes = testlog.outcomes(log)
             self._clean = {t for t, ok in outcomes.items() if ok}
             if not self._clean:
@@ -127,7 +138,7 @@ class UserTaskSampler:
             return Task(id=f"{task_id}-{kind}", domain="swe", kind=kind,
                         instruction=self.issue(failing, errors),
                         setup={"repo": self.repo.name, "digest": self.repo.digest,
-                               "mutation": mutation.to_dict()},
+                               "mutation": mutation.to_dict(), "suite_timeout_s": self.budget_s},
                         check={"fail_to_pass": failing,
                                "pass_to_pass": sorted(passing - set(failing))})
         return None
