@@ -227,3 +227,26 @@ def test_a_mutation_that_hangs_the_suite_costs_the_budget_not_the_limit(tmp_path
                 env.reset(options={"task": wrong})
     finally:
         env.close()
+
+
+def test_a_generated_ignored_module_of_the_package_is_in_the_episode(tmp_path):
+    """setuptools-scm writes ``PKG/_version.py`` and git ignores it; the package imports it.
+    It is copied into the episode (not mutated); other ignored files are not."""
+    from agentworld.domains.swe.user_repo import UserRepo
+
+    library = "from minicalc._version import version\n" + LIBRARY
+    repo = make_repo(tmp_path / "minicalc", {
+        "minicalc/__init__.py": library, "tests/test_minicalc.py": TESTS,
+        ".gitignore": "minicalc/_version.py\nscratch.py\nbuild/\n"})
+    (repo / "minicalc" / "_version.py").write_text("version = '1.0'\n")
+    (repo / "scratch.py").write_text("print('not part of the project')\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "lib.py").write_text("x = 1\n")
+    read = UserRepo.read(repo)
+    assert "minicalc/_version.py" in read.files and "minicalc/_version.py" not in read.modules
+    assert "scratch.py" not in read.files and "build/lib.py" not in read.files
+    from agentworld.domains.swe.user_tasks import UserTaskSampler
+    from agentworld.domains.terminal.limits import Limits
+
+    # was: no test passes in the sandbox (the package's import of _version fails)
+    assert len(UserTaskSampler(read, Limits()).passing()) == 4

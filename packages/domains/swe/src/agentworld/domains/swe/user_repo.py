@@ -1,7 +1,8 @@
 """The user's own repository as the swe domain's project (``--set repo=PATH``, ``--set test_cmd=``).
 
 :class:`UserRepo` reads a git repository of a Python project: its tracked text files (``git
-ls-files``; the working tree's content), its library modules (``.py`` files outside test
+ls-files``; the working tree's content) and the git-ignored modules a build generated in its
+packages (``_version.py``), its library modules (``.py`` files outside test
 folders, test modules, ``conftest.py`` and ``setup.py``) that mutations may change, and the
 command that runs its tests inside the sandbox, in the repository root:
 
@@ -70,14 +71,25 @@ def _is_test(path: str) -> bool:
             or name.endswith("_test.py") or name in ("conftest.py", "setup.py"))
 
 
-def _tracked(root: Path) -> list[str]:
+def _git_files(root: Path, *args: str) -> list[str]:
     try:
-        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True,
-                              timeout=30, check=True)
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", *args],
+                              capture_output=True, timeout=30, check=True)
     except (OSError, subprocess.SubprocessError):
         raise RepoError(f"repo {str(root)!r} is not a git repository (git ls-files failed); "
                         "give the root of a git checkout of a Python project") from None
     return sorted(p for p in done.stdout.decode("utf-8", "replace").split("\0") if p)
+
+
+def _generated(root: Path, tracked: list[str]) -> list[str]:
+    """Git-ignored Python modules in the folders of tracked library modules (not the root):
+    what a build writes into the package and the code imports (setuptools-scm's
+    ``_version.py``). They are copied into the episode, never mutated."""
+    packages = {str(PurePosixPath(p).parent) for p in tracked
+                if p.endswith(".py") and not _is_test(p)} - {"."}
+    return [p for p in _git_files(root, "--others", "--ignored", "--exclude-standard")
+            if p.endswith(".py") and str(PurePosixPath(p).parent) in packages
+            and not _is_test(p)]
 
 
 @dataclass(frozen=True)
@@ -87,7 +99,8 @@ class UserRepo:
     Attributes:
         root: The repository's folder.
         name: Its folder's name.
-        files: ``{relative path: text}`` of its tracked text files.
+        files: ``{relative path: text}`` of its tracked text files, and of the git-ignored
+            modules a build generated in its packages (:func:`_generated`).
         modules: Its library modules (relative paths), the mutation targets.
         test_cmd: The user's test command (``None``: unittest discovery).
         env: Its test environment (:func:`~agentworld.domains.swe.user_env.declared`;
@@ -115,7 +128,9 @@ class UserRepo:
             raise RepoError(f"repo {str(root)!r} is not a folder")
         files: dict[str, str] = {}
         total = 0
-        for rel in _tracked(root):
+        tracked = _git_files(root)
+        generated = _generated(root, tracked)
+        for rel in sorted(tracked + generated):
             path = root / rel
             if path.is_symlink() or not path.is_file() or path.stat().st_size > FILE_LIMIT:
                 continue
@@ -127,7 +142,8 @@ class UserRepo:
                 raise RepoError(f"repo {str(root)!r} holds over {TOTAL_LIMIT >> 20} MiB of "
                                 "tracked text files; give a smaller repository")
             files[rel] = data.decode("utf-8", errors="replace")
-        modules = tuple(p for p in files if p.endswith(".py") and not _is_test(p))
+        modules = tuple(p for p in files
+                        if p.endswith(".py") and not _is_test(p) and p not in generated)
         if not modules:
             raise RepoError(f"repo {str(root)!r} has no tracked Python module outside its tests")
         if test_cmd is None and not any(p.endswith(".py") and _is_test(p)
@@ -229,7 +245,7 @@ def suite_limits(limits: Limits, timeout_s: float | None = None) -> Limits:
         timeout_s = max(limits.command_timeout_s, SUITE_TIMEOUT_S)
     return dataclasses.replace(
         limits, output_bytes=max(limits.output_bytes, SUITE_LOG_BYTES),
-        command_timeout_s=timeout_s, cpu_s=max(limits.cpu_s, timeout_s))
+        command_timeout_s=timeout_s, cpu_s=max(limits.cpu_s, math.ceil(timeout_s)))
 
 
 def suite_budget(clean_s: float, limits: Limits) -> float:
