@@ -11,6 +11,7 @@ sit under ``/root``); otherwise as the caller. :data:`SKIP` says why it cannot r
 
 from __future__ import annotations
 
+import atexit
 import os
 import pwd
 import shutil
@@ -65,12 +66,23 @@ USER = _user()
 SKIP = _why_not()
 
 
+_MADE: list[Path] = []  # user_dir()'s directories, removed when the test process exits
+
+
 def user_dir() -> Path:
-    """A fresh directory under the system temporary directory that the user owns."""
+    """A fresh directory under the system temporary directory that the user owns; removed
+    with everything in it when the test process exits."""
     path = Path(tempfile.mkdtemp(prefix="agentworld-as-user-"))
+    _MADE.append(path)
     if os.geteuid() == 0 and USER is not None:
         os.chown(path, USER.pw_uid, USER.pw_gid)
     return path
+
+
+@atexit.register
+def _remove_user_dirs() -> None:
+    for path in _MADE:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def run_as_user(args: list[str], cwd: Path, timeout: float = 300,
