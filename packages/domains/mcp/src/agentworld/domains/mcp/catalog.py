@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from agentworld.domains.mcp.command_line import split_command
 from agentworld.domains.mcp.servers import SERVERS
 from agentworld.domains.mcp.servers.notes import NotesStore
 from agentworld.domains.mcp.servers.records import RecordsStore
@@ -75,11 +76,13 @@ def dump(server: str, data: Path) -> dict[str, Any] | None:
 
 def label(server: str) -> str:
     """How listings name a server: ours by name, another by its program's file name
-    (``/venv/bin/mcp-server-time --local-timezone UTC`` -> ``mcp-server-time``)."""
+    (``/venv/bin/mcp-server-time --local-timezone UTC`` -> ``mcp-server-time``; an ``env``
+    wrapper's program: ``env -C /srv X=1 mcp-shell-server`` -> ``mcp-shell-server``)."""
     if server in SERVERS:
         return server
     try:
-        argv = shlex.split(server)
+        shlex.split(server)
     except ValueError:  # unbalanced quotes: a label, not a command
         return server
-    return argv[0].rsplit("/", 1)[-1] if argv else server
+    program = split_command(server).program
+    return program[0].rsplit("/", 1)[-1] if program else server

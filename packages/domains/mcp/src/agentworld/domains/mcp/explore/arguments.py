@@ -15,10 +15,11 @@ from __future__ import annotations
 import random
 import re
 import zoneinfo
+from pathlib import Path
 from typing import Any
 
 from agentworld.domains.mcp.explore.schema_values import kinds, schema_examples, valid, with_definitions
-from agentworld.domains.mcp.explore.values import ValuePool, words
+from agentworld.domains.mcp.explore.values import ValuePool, singular, words
 
 CREATE_VERBS = {"create", "add", "new", "insert", "make", "init", "write", "append", "put", "set",
                 "register", "upload", "save", "commit", "store", "remember"}
@@ -35,6 +36,11 @@ _TEXT_WORDS = {"message", "insight", "text", "body", "content", "comment", "desc
 _PATH_WORDS = {"path", "file", "files", "dir", "directory", "folder", "repo", "repository",
                "root", "filename", "filepath", "source", "destination"}
 _REF_WORDS = {"revision", "target", "ref", "commit", "sha", "rev", "base", "contains"}
+_SECONDS_WORDS = {"timeout", "seconds", "delay", "wait", "duration"}
+_COMMAND_WORDS = {"command", "cmd", "argv", "args"}
+_OUTPUT_WORDS = {"output", "backup", "destination", "dest", "export", "save", "out", "target"}
+_SUFFIXES = {"csv": "csv", "json": "json", "md": "md", "markdown": "md", "html": "html",
+             "database": "db", "sqlite": "db", "db": "db", "yaml": "yaml", "xml": "xml"}
 _MATH_WORDS = {"expression", "expr", "formula", "equation", "calculation"}
 
 
@@ -43,6 +49,14 @@ def creates(tool: dict[str, Any]) -> bool:
     ``annotations.readOnlyHint`` false with no read verb)."""
     name = set(words(tool.get("name", "")))
     return bool(name & CREATE_VERBS)
+
+
+def names_created(tool: dict[str, Any], prop_words: set[str]) -> bool:
+    """Whether a name argument (its words ``prop_words``) names what ``tool`` creates: a bare
+    ``name``/``title``, or a noun the tool's name has (``index_name`` of ``create_index``;
+    not its ``table_name``, an existing table the index is on)."""
+    nouns = {singular(w) for w in prop_words - {"name", "title", "label", "key", "slug", "new"}}
+    return not nouns or bool(nouns & {singular(w) for w in words(tool.get("name", ""))})
 
 
 def sql_kind(tool: dict[str, Any], prop: str, schema: dict[str, Any]) -> str | None:
@@ -71,6 +85,7 @@ class ArgumentMaker:
 
     def __init__(self, rng: random.Random, seed: int = 0) -> None:
         self.rng, self.seed, self._fresh = rng, seed, 0
+        self._table: str | None = None
         #: Whether the last :meth:`arguments` had to make up a required value that should
         #: refer to something (no typed or mined value fitted): the call will likely fail.
         self.guessed = False
@@ -82,6 +97,7 @@ class ArgumentMaker:
         required = set(root.get("required") or [])
         out: dict[str, Any] = {}
         guessed = False
+        self._table = None
         for prop, schema in (root.get("properties") or {}).items():
             schema = schema if isinstance(schema, dict) else {}
             if prop not in required and (self.rng.random() > OPTIONAL or "default" in schema
@@ -92,6 +108,8 @@ class ArgumentMaker:
             guessed |= prop in required and (self.guessed or value is None)
             if value is not None or prop in required:
                 out[prop] = value
+            if "table" in words(prop) and isinstance(value, str) and value in pool.tables:
+                self._table = value  # its columns for a `column_name` after it
         self.guessed = guessed
         return out
 
@@ -104,7 +122,7 @@ class ArgumentMaker:
         return drawn[0] if drawn else None
 
     def _mined(self, prop: str, schema: dict[str, Any], pool: ValuePool) -> list[Any]:
-        found = pool.matching(prop)
+        found = pool.get(prop) or pool.matching(prop)  # a `file_hash` seen as such: not a file
         if "array" in kinds(schema) and found:
             return [self.rng.sample(found, min(len(found), self.rng.randint(1, 2)))]
         return self.rng.sample(found, len(found)) if self.rng.random() < 0.8 else found[:1]
@@ -138,6 +156,8 @@ class ArgumentMaker:
         rng = self.rng
         if isinstance(schema.get("enum"), list) and schema["enum"]:
             return [rng.choice(schema["enum"])]
+        if "default" in schema:  # an `encoding` defaulting to "utf-8": not a made-up word
+            return [schema["default"]]
         kind = sql_kind(tool, prop, schema)
         if kind is not None:
             statement = sql_statement(kind, pool, rng, self._fresh_name)
@@ -146,7 +166,15 @@ class ArgumentMaker:
         if types and not types & {"string", "array"}:
             if types <= {"integer", "number"} and name & {"limit", "count", "max", "lines", "n"}:
                 return [rng.randint(1, 5)]
+            if types <= {"integer", "number"} and name & _SECONDS_WORDS:  # not 10**20 s
+                return [rng.choice((5, 10, 30))]
             return []
+        if "array" in types and name & _COMMAND_WORDS:  # an argv: a command, then a file
+            commands = [c for c in pool.matching(prop) if isinstance(c, str) and " " not in c]
+            files = pool.get("file")
+            if commands:
+                return [[rng.choice(commands), *([rng.choice(files)] if files and
+                                                 rng.random() < 0.5 else [])]]
         quoted = [a or b for a, b in _QUOTED.findall(desc)]
         if name & {"timezone", "tz", "zone"} or "iana" in desc.lower():
             zones = [z for z in quoted if z in zoneinfo.available_timezones()] + list(ZONES)
@@ -158,12 +186,16 @@ class ArgumentMaker:
         if name & _MATH_WORDS:  # mcp-server-calculator's `expression`: arithmetic, not a word
             a, b, c = (rng.randint(2, 99) for _ in range(3))
             return [rng.choice((f"{a} {rng.choice('+-*/')} {b}", f"({a} + {b}) * {c}"))]
-        if name & _PATH_WORDS:
-            return self._paths(prop, name, types, pool)
+        if name & {"column", "col", "field"} and self._table and pool.tables.get(self._table):
+            return [rng.choice(pool.tables[self._table])]  # a column of the call's table
+        if words(prop)[-1:] and words(prop)[-1] in _PATH_WORDS:  # not a `file_hash`
+            if name & _OUTPUT_WORDS and pool.roots:
+                return [self._new_file(tool, pool)]
+            return self._paths(prop, name, types, pool, desc)
         if name & _REF_WORDS:
             refs = pool.get("branch") + pool.get("sha") + pool.get("branch_name") + ["HEAD"]
             return [rng.choice(refs[:6])]
-        if creates(tool) and name & _NAME_WORDS:
+        if creates(tool) and name & _NAME_WORDS and names_created(tool, name):
             return [self._fresh_name(prop)]
         if name & _TEXT_WORDS:
             return [f"{rng.choice(('Note', 'Check', 'Update'))}: {' '.join(rng.sample(NOUNS, 4))}"]
@@ -173,17 +205,35 @@ class ArgumentMaker:
             return (pool.get("url") + pool.get("uri"))[:3] or ["https://example.com/"]
         return []
 
-    def _paths(self, prop: str, name: set[str], types: set[str], pool: ValuePool) -> list[Any]:
+    def _paths(self, prop: str, name: set[str], types: set[str], pool: ValuePool,
+               desc: str = "") -> list[Any]:
+        """A path for ``prop``: the root for a repository, root or folder; a file under a
+        root for a file (its name says ``file``, or its description does and names no folder:
+        ``path``, "Path to the text file"), never one of the folders seen."""
         rng = self.rng
         exact = [v for v in pool.matching(prop) if isinstance(v, str)]
         roots = [r for r in pool.roots if r in exact] or pool.roots
         if "array" in types or prop.endswith("s"):
             files = pool.get("file") or [p.rsplit("/", 1)[-1] for p in pool.get("path")]
             return [rng.sample(files, min(len(files), rng.randint(1, 2)))] if files else []
-        if name & {"repo", "repository", "root"} or not name & {"file", "filename", "filepath"}:
+        said = set(words(desc))
+        a_file = name & {"file", "filename", "filepath"} or (
+            "file" in said and not said & {"directory", "folder", "dir", "repository"})
+        if name & {"repo", "repository", "root", "dir", "directory", "folder"} or not a_file:
             return ([rng.choice(roots)] if roots else []) + exact[:2]
-        files = [p for p in pool.get("path") if any(p.startswith(r + "/") for r in pool.roots)]
+        folders = set(pool.get("directory"))
+        files = [p for p in pool.get("path") if any(p.startswith(r + "/") for r in pool.roots)
+                 and p.rsplit("/", 1)[-1] not in folders]
         return [rng.choice(files)] if files else exact[:2]
+
+    def _new_file(self, tool: dict[str, Any], pool: ValuePool) -> str:
+        """A file not yet there, in the first root folder, for a tool to write (a backup, an
+        export): ``ROOT/maple_7131.csv``, its suffix a format the tool's name or
+        description names (``.txt`` when none)."""
+        root = next((r for r in pool.roots if not Path(r).suffix), pool.roots[0])
+        said = set(words(f"{tool.get('name', '')} {tool.get('description', '')}"))
+        suffix = next((s for s in _SUFFIXES if s in said), "txt")
+        return f"{root.rstrip('/')}/{self._fresh_name('file')}.{_SUFFIXES.get(suffix, suffix)}"
 
     def _word(self, prop: str) -> str:
         return f"{self.rng.choice(NOUNS)}-{self.rng.randint(1, 99)}"

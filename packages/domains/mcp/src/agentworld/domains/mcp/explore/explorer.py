@@ -29,6 +29,7 @@ from agentworld.domains.mcp.explore.values import (
     mine_command_line,
     mine_listing,
     mine_response,
+    singular,
     words,
 )
 
@@ -37,6 +38,9 @@ READ_VERBS = {"get", "list", "read", "show", "search", "find", "describe", "stat
 CHANGE_VERBS = CREATE_VERBS | {"update", "delete", "remove", "reset", "checkout", "rename",
                                "move", "edit", "modify", "complete", "close", "merge", "push"}
 Call = tuple[str, dict[str, Any]]
+MAX_DEFERRALS = 2
+"""Times a tool whose values are unknown waits for a reader to show them; then it is called
+with its best guess (its error may say what it wants), so a chain never stalls on it."""
 
 
 def _common(tools: Sequence[dict[str, Any]]) -> tuple[set[str], set[str]]:
@@ -67,22 +71,15 @@ def writes(tool: dict[str, Any]) -> bool:
     return hint is False and not name & READ_VERBS
 
 
-def _stem(word: str) -> str:
-    """A crude singular: ``branches`` -> ``branch``, ``tables`` -> ``table``."""
-    if word.endswith(("ches", "shes", "xes", "sses")):
-        return word[:-2]
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-
-
 def _nouns(tool: dict[str, Any], common: set[str]) -> set[str]:
     """The stemmed words of a tool's name but its verbs and the words most tools share; a
     name that is only a verb (``git_commit``) keeps the verb."""
-    named = {_stem(w) for w in words(tool["name"])} - {_stem(w) for w in common}
-    return (named - {_stem(w) for w in READ_VERBS | CHANGE_VERBS}) or named
+    named = {singular(w) for w in words(tool["name"])} - {singular(w) for w in common}
+    return (named - {singular(w) for w in READ_VERBS | CHANGE_VERBS}) or named
 
 
 def _described(tool: dict[str, Any]) -> set[str]:
-    return {_stem(w) for w in words(str(tool.get("description") or ""))}
+    return {singular(w) for w in words(str(tool.get("description") or ""))}
 
 
 def linked(a: dict[str, Any], b: dict[str, Any], common: tuple[set[str], set[str]]) -> bool:
@@ -176,6 +173,7 @@ class ToolExplorer:
         self._common = _common(self.tools)
         self._queue: list[str] = []  # tools an error told to call first, then the failed one
         self._last_writer: dict[str, Any] | None = None
+        self._deferred: dict[str, int] = {}  # times a tool waited for a reader's values
 
     def observe(self, call: Call | None, response: str) -> None:
         """Learn from one call and its response (``call`` ``None``: a response to a call that
@@ -198,7 +196,8 @@ class ToolExplorer:
     def next_call(self, made: int) -> Call | None:
         """The call after ``made`` calls, ``None`` once the episode's length is reached. When
         the chosen tool needs a value nothing shown yet gives (a table to describe before any
-        was listed), a reader that can be called now is called first."""
+        was listed), a reader that can be called now is called first, at most
+        :data:`MAX_DEFERRALS` times for that tool."""
         if made >= self.length or not self.tools:
             return None
         from_chain = False
@@ -209,7 +208,8 @@ class ToolExplorer:
         else:
             name = self.rng.choices(self.tools, weights=[self._weight(t) for t in self.tools])[0]["name"]
         arguments = self.maker.arguments(self.by_name[name], self.pool)
-        if self.maker.guessed:
+        if self.maker.guessed and self._deferred.get(name, 0) < MAX_DEFERRALS:
+            self._deferred[name] = self._deferred.get(name, 0) + 1
             for other in self._discovery(name):
                 other_arguments = self.maker.arguments(other, self.pool)
                 if not self.maker.guessed:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from agentworld.core.tool_coverage import is_error_text, parse_response
+from agentworld.domains.mcp.command_line import split_command
 
 MAX_VALUE = 200
 _PATH = re.compile(r"(?<![\w.:/])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
@@ -43,7 +43,8 @@ def words(name: str) -> list[str]:
 def names_match(arg: str, key: str) -> bool:
     """Whether argument ``arg`` refers to values kept under ``key``: equal words, one's words a
     prefix-wise match of the other's (``repo_path`` ~ ``repository``, ``table_name`` ~
-    ``table``, ``note_id`` ~ ``id``), or singular/plural (``files`` ~ ``file``)."""
+    ``table``, ``note_id`` ~ ``id``, ``command`` ~ ``allow_commands``), or singular/plural
+    (``files`` ~ ``file``)."""
     a, k = words(arg), words(key)
     if not a or not k:
         return False
@@ -51,7 +52,7 @@ def names_match(arg: str, key: str) -> bool:
         return True
     head = a[:-1] if a[-1] in ("name", "id", "path", "s") and len(a) > 1 else a
     return any(x.startswith(y) or y.startswith(x) for x in head for y in k if min(len(x), len(y)) >= 3) \
-        and (len(k) == 1 or a[-1] == k[-1] or k[-1] == "path")
+        and (len(k) == 1 or a[-1].rstrip("s") == k[-1].rstrip("s") or k[-1] == "path")
 
 
 class ValuePool:
@@ -138,12 +139,19 @@ def _mine_dir(pool: ValuePool, root: Path) -> None:
 
 def mine_command_line(pool: ValuePool, server: str) -> None:
     """:func:`mine_command` of a command line given as one string (a bad quote: split on
-    whitespace)."""
-    try:
-        argv = shlex.split(server)
-    except ValueError:
-        argv = server.split()
-    mine_command(pool, argv)
+    whitespace). An ``env`` wrapper (:func:`~agentworld.domains.mcp.command_line.split_command`)
+    adds its ``-C DIR`` as a root (the folder the server runs in) and each ``NAME=VALUE`` as
+    option ``name`` (lower case), its comma-separated items one by one (``ALLOW_COMMANDS=ls,cat``
+    -> ``allow_commands``: ``ls``, ``cat``); the program's own path is never a root."""
+    line = split_command(server)
+    lists = {name: value.split(",") for name, value in line.variables.items() if "," in value}
+    settings = [f"--{name.lower()}={value}" for name, value in line.variables.items()
+                if name not in lists]
+    mine_command(pool, [line.program[0] if line.program else "", *settings,
+                        *([line.chdir] if line.chdir else []), *line.program[1:]])
+    for name, items in lists.items():
+        for item in reversed(items):
+            pool.add(name.lower(), item.strip())
 
 
 def mine_listing(pool: ValuePool, items: Iterable[dict[str, Any]], kind: str) -> None:
@@ -195,6 +203,7 @@ def mine_response(pool: ValuePool, tool: str, text: str) -> None:
                 pool.add_table(leaf)
             elif key == "name" and "table" in tool_words and isinstance(leaf, str):
                 (pool.add_table(leaf) if "list" in tool_words else _column(pool, tool, leaf))
+        _mine_named_items(pool, value)
         return
     for key, val in _KV.findall(text):
         pool.add("_".join(words(key)), val.strip())
@@ -218,6 +227,45 @@ def _column(pool: ValuePool, tool: str, column: str) -> None:
     if table is not None:
         pool.add_table(table, [column])
     pool.add("column", column)
+
+
+def _mine_named_items(pool: ValuePool, value: Any, key: str = "", depth: int = 0) -> None:
+    """The ``name`` of each object in a list kept under the list's key made singular
+    (``{"tables": [{"name": "sales", "columns": [{"name": "id"}]}]}``: table ``sales`` with
+    column ``id``; ``"entities"``: ``entity``), where a plain leaf walk sees only ``name``."""
+    if depth > 6:
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _mine_named_items(pool, v, str(k), depth + 1)
+        return
+    if not isinstance(value, list | tuple):
+        return
+    kind = singular("_".join(words(key)))
+    for item in value[:50]:
+        if not isinstance(item, dict):
+            continue
+        name = item.get("name")
+        if kind and isinstance(name, str) and kind != "name":
+            if kind == "table":
+                columns = [c.get("name") for c in item.get("columns") or []
+                           if isinstance(c, dict) and isinstance(c.get("name"), str)]
+                pool.add_table(name, columns)
+                for column in columns:
+                    pool.add("column", column)
+            else:
+                pool.add(kind, name)
+        _mine_named_items(pool, item, "", depth + 1)
+
+
+def singular(word: str) -> str:
+    """A crude singular of an English noun: ``entities`` -> ``entity``, ``branches`` ->
+    ``branch``, ``tables`` -> ``table``."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def _leaves(value: Any, key: str = "") -> list[tuple[str, Any]]:
