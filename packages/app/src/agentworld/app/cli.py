@@ -16,7 +16,7 @@ from agentworld.app import hookspecs
 from agentworld.app.commands import listing, data, train, models, run, doctor, new_domain  # noqa: F401,I001  (add commands, in help order)
 from agentworld.app.commands.root import app, console
 from agentworld.core import plugins
-from agentworld.core.errors import EnvironmentUnavailableError
+from agentworld.core.errors import EnvironmentUnavailableError, PluginRuntimeError
 
 __all__ = ["app", "console", "main"]
 
@@ -34,6 +34,7 @@ def main() -> None:
         plugins.UnknownPluginError,
         plugins.PluginContractError,
         EnvironmentUnavailableError,
+        PluginRuntimeError,
         ValueError,
         OSError,
     ) as e:

@@ -9,6 +9,7 @@ from typing import Any
 
 from agentworld.core.domain_base import domain_hooks
 from agentworld.core.domain_contract import checked_env
+from agentworld.core.env_checks import sample_tasks
 from agentworld.core.episode_runner import (
     collect_episode,
     episode_task,
@@ -142,7 +143,7 @@ def collect(
     try:
         if progress and done:
             progress(len(done))
-        tasks = domain.tasks().sample(n, seed=seed)
+        tasks = sample_tasks(domain, n, seed)  # checked: n Task objects
 
         def work(indices: list[int]) -> list[tuple[int, Episode]]:
             if not indices:

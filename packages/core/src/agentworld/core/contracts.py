@@ -95,3 +95,16 @@ def signature_mismatch(obj: Any, protocol: type) -> str | None:
             shown = ", ".join(str(p) for p in wanted)
             return f"{name}{found} cannot be called as {name}({shown}) ({exc})"
     return None
+
+
+def unaccepted_keywords(fn: Any, names: list[str]) -> list[str]:
+    """Of ``names``, those ``fn`` cannot take as keyword arguments (it has no ``**kwargs`` and
+    no such parameter, or the parameter is positional-only); ``[]`` for a builtin without a
+    signature (taken on trust)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return []
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return []
+    return [n for n in names if n not in params or params[n].kind is params[n].POSITIONAL_ONLY]

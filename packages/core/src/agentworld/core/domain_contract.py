@@ -14,9 +14,17 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from agentworld.core.contracts import MISSING, matches, member, missing_members, signature_mismatch
+from agentworld.core.contracts import (
+    MISSING,
+    matches,
+    member,
+    missing_members,
+    signature_mismatch,
+    unaccepted_keywords,
+)
 from agentworld.core.domain_base import DomainBase, domain_hooks
 from agentworld.core.errors import PluginContractError
+from agentworld.core.options import env_options_of
 from agentworld.core.protocols import Environment, Policy, TaskSampler
 
 
@@ -45,7 +53,66 @@ def problem(domain: Any) -> str | None:
     for flag, value in flags.items():
         if not isinstance(value, bool):
             return f"has {flag} = {value!r}, which is not bool"
+    why = _declared_problem(domain, flags) or _options_problem(domain)
+    if why is not None:
+        return why
     return _returned(domain.policies, _policies_problem) or _returned(domain.tasks, _sampler_problem)
+
+
+#: ``(flag, hook)``: a DomainBase subclass that sets the flag true must override the hook.
+FLAGGED_HOOKS = (("has_verifier", "verify"), ("has_rationales", "explain"),
+                 ("has_text_rationales", "explain_text"))
+
+
+def _declared_problem(domain: Any, flags: dict[str, bool]) -> str | None:
+    """A capability a :class:`DomainBase` subclass declares and does not implement: a flag
+    set true whose hook is the base class's "absent" default, or ``has_environment = False``
+    beside its own ``make_env`` (listed as data-only while collection ran it)."""
+    if not isinstance(domain, DomainBase):
+        return None
+    cls = type(domain)
+    for flag, hook in FLAGGED_HOOKS:
+        if flags[flag] and _own(cls, hook) is vars(DomainBase)[hook]:
+            return (f"sets {flag} = True but does not override {hook}; define {hook} "
+                    f"(docs/plugins.md, capabilities) or drop the flag")
+    if not domain.has_environment and _own(cls, "make_env") is not vars(DomainBase)["make_env"]:
+        return ("sets has_environment = False but defines make_env: `agentworld domains` would "
+                "list it as data-only while collect runs make_env; remove has_environment = "
+                "False for a real environment, or make_env for a data-only domain")
+    return None
+
+
+def _own(cls: type, name: str) -> Any:
+    """The function ``cls`` (or the nearest class of its MRO) defines as ``name``."""
+    return next(vars(k)[name] for k in cls.__mro__ if name in vars(k))
+
+
+def _options_problem(domain: Any) -> str | None:
+    """A declared options class whose defaults its own types refuse, or a ``make_env`` that
+    cannot take an option it declares (``collect --set`` would fail inside ``make_env``)."""
+    model = env_options_of(domain)
+    if model.model_config.get("extra") == "allow":
+        return None  # AnyEnvOptions: keys pass through unchecked
+    from pydantic import ValidationError
+
+    strict = type(model.__name__, (model,), {  # the same class, its defaults validated too
+        "model_config": {**model.model_config, "validate_default": True}})
+    try:
+        strict.model_validate({})
+    except ValidationError as e:  # a required option ("missing") is no default's fault
+        err = next((x for x in e.errors() if x["type"] != "missing"), None)
+        if err is not None:
+            name = ".".join(str(p) for p in err["loc"]) or "(model)"
+            return (f"declares env_options {model.__name__} whose default {name}="
+                    f"{err['input']!r} its own type refuses ({err['msg']}); fix the default")
+    if member(domain, "has_environment") is False:
+        return None
+    refused = unaccepted_keywords(domain.make_env, list(model.model_fields))
+    if refused:
+        return (f"declares env_options {model.__name__} with {', '.join(refused)}, which "
+                f"make_env does not take; accept {'it' if len(refused) == 1 else 'them'} as "
+                "keyword arguments of make_env (or **kwargs), or rename the option")
+    return None
 
 
 def _returned(hook: Any, check: Any) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentworld.core.domain_base import domain_hooks
+from agentworld.core.env_checks import CheckedEnvironment, checked_prompt, policy_action
 from agentworld.core.escapes import visible, visible_strings
 from agentworld.core.protocols import (
     Domain,
@@ -63,16 +64,23 @@ def run_episode(
     drop or keep them. An episode of a tool environment (steps with ``info["tool"]``) gets
     ``metadata["coverage"]`` (:func:`agentworld.core.tool_coverage.episode_coverage`: its
     share of non-error responses, the tools that answered without an error, its response
-    shapes)."""
+    shapes).
+
+    Raises:
+        agentworld.core.errors.PluginContractError: the environment's ``reset`` or ``step``
+            returned another shape than Gymnasium 1.x's, or ``system_prompt`` no ``str``
+            (:mod:`agentworld.core.env_checks`).
+        agentworld.core.errors.PluginRuntimeError: the environment raised; the message
+            names the domain, its plugin, the call and where it raised."""
     if isinstance(policy, ResettablePolicy):
         policy.reset(seed)
     [run] = rollout(
-        [env],
-        each(lambda episode: visible_action(policy.act(task, episode.history))),
+        [CheckedEnvironment(domain, env)],  # a wrong result or an exception names the plugin
+        each(lambda e: visible_action(policy_action(domain, policy, task, e.history))),
         max_steps,
         tasks=[task],
         seeds=[seed],
-        record=recorded,
+        record=lambda _checked, observation: recorded(env, observation),
     )
     steps = [
         Step(
@@ -89,10 +97,10 @@ def run_episode(
     episode = Episode(
         domain=domain.name,
         task=task,
-        system_prompt=(
+        system_prompt=checked_prompt(domain, (
             env.system_prompt(task) if isinstance(env, PromptingEnvironment)
             else domain.system_prompt(task)
-        ),
+        )),
         initial_observation=run.initial_observation,
         steps=steps,
         metadata={

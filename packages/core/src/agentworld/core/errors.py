@@ -18,3 +18,10 @@ class MissingHooksError(TypeError):
 class PluginContractError(TypeError):
     """A registered plugin object that does not meet its kind's protocol or capabilities
     (raised by :func:`agentworld.core.plugins.check_contract`, which exports it too)."""
+
+
+class PluginRuntimeError(RuntimeError):
+    """A plugin's hook or environment raised while in use (a collection's ``reset`` or
+    ``step``, a task sampler's ``sample``); the message is one line naming the domain, the
+    plugin that registered it, the call, the exception and where it was raised
+    (:mod:`agentworld.core.env_checks`). The original exception is its ``__cause__``."""
