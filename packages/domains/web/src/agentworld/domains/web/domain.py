@@ -163,6 +163,9 @@ class WebDomain(DomainBase):
         }
 
 
+OFF_SITE = "https://example.com/"
+"""A page off every user's site, for the random policy's ``goto`` (blocked: the browser may
+reach the site's origin only)."""
 SITE_PROMPT = """You simulate a web browser (headless Chromium) on one web site, {site}: its own pages, links and forms; every other site is blocked.
 
 Given the agent's action, reply with the next observation exactly as the browser shows it:
@@ -220,7 +223,7 @@ class SiteDomain(WebDomain):
         """Fresh ``scripted`` (goal-directed explorer), ``explorer`` and ``random`` policies."""
         pages, _ = self._map
         return {"scripted": SiteExplorer(pages, goal=True), "explorer": SiteExplorer(pages),
-                "random": RandomPolicy()}
+                "random": RandomPolicy(urls=[*(p.url for p in pages[:12]), OFF_SITE])}
 
     def off_host(self, url: str) -> bool:
         """Whether ``url`` is off the user's site (another origin than its start page's)."""

@@ -124,6 +124,8 @@ class RandomPolicy(PolicyBase):
 
     Args:
         seed: Seed of its choices; ``reset(seed)`` re-seeds.
+        urls: Where its ``goto`` goes (default :attr:`URLS`, the built-in apps' pages and
+            two off-site ones; a user's site: its own pages).
     """
 
     name = "random"
@@ -131,7 +133,8 @@ class RandomPolicy(PolicyBase):
     URLS = ("http://shop.test/cart", "http://forum.test/new", "http://todo.test/new",
             "http://shop.test/product/2", "https://example.com/", "http://127.0.0.1:9/")
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, urls: Sequence[str] = ()) -> None:
+        self.urls = tuple(urls) or self.URLS
         self.reset(seed)
 
     def reset(self, seed: int | None) -> None:
@@ -161,7 +164,7 @@ class RandomPolicy(PolicyBase):
             return rng.choice([_act("scroll", 0, rng.choice([-300, 200, 600])), _act("go_back"),
                                _act("noop", rng.choice([0, 100])), _act("go_forward")])
         if roll < 0.9:
-            return _act("goto", rng.choice(self.URLS))
+            return _act("goto", rng.choice(self.urls))
         if roll < 0.95 and nodes:
             return _act("press", rng.choice(nodes).bid, rng.choice(["Enter", "Tab"]))
         return Action(text=rng.choice(["click(999)", "click", "fill('3')", "type('3', 'a')",

@@ -20,12 +20,17 @@ from agentworld.core.types import Action, Observation, Task
 from agentworld.domains.web import axtree
 from agentworld.domains.web.actions import call
 from agentworld.domains.web.env import parse_observation
-from agentworld.domains.web.site_map import FormField, Page, normalize
+from agentworld.domains.web.site_map import FormField, Page, normalize, own_forms
 from agentworld.domains.web.site_values import field_value
 
 FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "Date", "InputTime", "DateTime",
                          "ColorWell", "slider", "combobox", "listbox", "checkbox", "radio"})
 """Chromium's accessibility roles of form fields (input types, select, textarea)."""
+
+
+MAX_HOPS_FROM = 3
+"""Times the scripted explorer takes its way to the goal from one page; then it explores (a
+way the map knows but the page does not offer, or a loop, never stalls an episode)."""
 
 
 def _act(name: str, *args: object) -> Action:
@@ -46,6 +51,7 @@ class SiteExplorer(PolicyBase):
 
     def __init__(self, pages: Sequence[Page], seed: int = 0, goal: bool = False) -> None:
         self.pages = {p.url: p for p in pages}
+        self.forms = {p.url: own_forms(p, list(pages)) for p in pages}
         self.goal = goal
         if goal:
             self.name = "scripted"
@@ -60,6 +66,7 @@ class SiteExplorer(PolicyBase):
         self.done_fields: set[str] = set()  # bids handled on the current page
         self.page_url = ""
         self.after_submit = False
+        self.hops: dict[str, int] = {}  # times the goal's way was taken from each page
 
     def act(self, task: Task | None, history: Sequence[Observation | Action]) -> Action | None:
         """The next action; ``None`` after the episode's drawn length, or at the goal."""
@@ -81,11 +88,13 @@ class SiteExplorer(PolicyBase):
         target = (task.check.get("url") if self.goal and task is not None
                   and task.setup.get("site") else None)
         if target is not None:
-            if url == target:
-                return self._form(page, nodes) if task.kind == "site_submit" else None
+            if url == target:  # submit once (a form the site refuses is not retried for ever)
+                return self._form(page, nodes) if task.kind == "site_submit" and \
+                    url not in self.submitted else None
             hop = self._next_hop(url, target)
-            node = axtree.find(nodes, "link", hop) if hop is not None else None
-            if node is not None:
+            node = self._link(page, nodes, hop) if hop is not None else None
+            self.hops[url] = self.hops.get(url, 0) + 1
+            if node is not None and self.hops[url] <= MAX_HOPS_FROM:
                 return _act("click", node.bid)
         started = bool(self.done_fields)  # a form begun on this page is finished first
         if page is not None and url not in self.submitted and (started or self.rng.random() < 0.8):
@@ -106,30 +115,44 @@ class SiteExplorer(PolicyBase):
         return _act("click", self.rng.choice(fresh or links).bid)
 
     def _next_hop(self, start: str, target: str) -> str | None:
-        """The text of the first link on a shortest chain from ``start`` to ``target``."""
+        """The URL of the first link on a shortest chain from ``start`` to ``target``."""
         first: dict[str, str] = {}
         queue, seen = [start], {start}
         while queue:
             url = queue.pop(0)
-            for text, link in self.pages[url].links if url in self.pages else ():
+            for _, link in self.pages[url].links if url in self.pages else ():
                 if link in seen:
                     continue
                 seen.add(link)
-                first[link] = first.get(url, text) if url != start else text
+                first[link] = first.get(url, link) if url != start else link
                 if link == target:
                     return first[link]
                 queue.append(link)
         return None
 
+    @staticmethod
+    def _link(page: Page | None, nodes: list[axtree.Node], href: str) -> axtree.Node | None:
+        """The link node that leads to ``href``: the k-th link of its text when it is the k-th
+        link of that text on the page (sqlite-web's column rows each have a "Drop" link, as
+        does its table's tab bar), else the first."""
+        links = page.links if page is not None else []
+        text = next((t for t, u in links if u == href), None)
+        if text is None:
+            return None
+        k = [u for t, u in links if t == text].index(href)
+        named = [n for n in nodes if n.role == "link" and n.bid is not None and n.name == text]
+        return named[k] if k < len(named) else (named[0] if named else None)
+
     def _pairs(self, page: Page, nodes: list[axtree.Node]) -> list[tuple[FormField, axtree.Node]]:
         """The page's form fields with their accessibility nodes: in document order when the
         counts agree, else by label."""
-        wanted = [f for form in page.forms for f in form.fields]
+        every = [f for form in page.forms for f in form.fields]
+        own = {id(f) for form in self.forms.get(page.url, page.forms) for f in form.fields}
         boxes = [n for n in nodes if n.bid is not None and n.role in FIELD_ROLES]
-        if len(wanted) == len(boxes):
-            return list(zip(wanted, boxes))
+        if len(every) == len(boxes):
+            return [(f, n) for f, n in zip(every, boxes) if id(f) in own]
         out, used = [], set()
-        for item in wanted:
+        for item in (f for f in every if id(f) in own):
             match = next((n for n in boxes if n.name == item.label and n.bid not in used), None)
             if match is not None:
                 used.add(match.bid)
@@ -137,9 +160,11 @@ class SiteExplorer(PolicyBase):
         return out
 
     def _form(self, page: Page | None, nodes: list[axtree.Node]) -> Action | None:
-        """The next field to fill, check or select on this page, then its form's submit
-        button; ``None`` when the page has no form."""
-        if page is None or not page.forms:
+        """The next field to fill, check or select in this page's own forms
+        (:func:`~agentworld.domains.web.site_map.own_forms`), then its form's submit button;
+        ``None`` when the page has no form of its own."""
+        forms = self.forms.get(page.url, page.forms) if page is not None else []
+        if page is None or not forms:
             return None
         for item, node in self._pairs(page, nodes):
             group = f"radio:{item.attrs.get('name', node.bid)}"
@@ -159,7 +184,7 @@ class SiteExplorer(PolicyBase):
             if item.type == "select":
                 return _act("select_option", node.bid, value)
             return _act("fill", node.bid, value)
-        form = next((f for f in page.forms if f.fields), page.forms[0])
+        form = next((f for f in forms if f.fields), forms[0])
         button = axtree.find(nodes, "button", form.submit) if form.submit else None
         self.submitted.add(page.url)
         self.after_submit = True

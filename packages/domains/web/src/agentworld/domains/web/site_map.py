@@ -248,3 +248,23 @@ def crawl(start: str, fetch: Fetch, max_pages: int = 60, budget_s: float = 20.0)
         pages.append(page)
         queue += [link for _, link in page.links if link not in seen]
     return pages
+
+
+def _signature(form: Form) -> tuple[str, str, tuple[str, ...], str]:
+    return (urlsplit(form.action).path, form.method.lower(),
+            tuple(f.attrs.get("name", f.label) for f in form.fields), form.submit)
+
+
+def own_forms(page: Page, pages: list[Page]) -> list[Form]:
+    """The forms of ``page`` that are its own: a form every page repeats (same action path,
+    method, field names and button on more than half of at least three pages: a navigation
+    bar's search or "new table" box) belongs to the first page that has it only, so a task
+    "submit the form on page X" means the form X adds (sqlite-web's "Drop table", not its
+    navigation bar's "Create")."""
+    counts: dict[tuple[str, str, tuple[str, ...], str], list[str]] = {}
+    for other in pages:
+        for sig in dict.fromkeys(_signature(f) for f in other.forms):
+            counts.setdefault(sig, []).append(other.url)
+    shared = {sig for sig, urls in counts.items() if len(urls) >= 3 and len(urls) * 2 > len(pages)}
+    return [f for f in page.forms if _signature(f) not in shared
+            or counts[_signature(f)][0] == page.url]

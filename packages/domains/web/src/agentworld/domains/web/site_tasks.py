@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentworld.core.types import Task
-from agentworld.domains.web.site_map import Page, normalize
+from agentworld.domains.web.site_map import Page, normalize, own_forms
 
 SITE_KINDS = ("site_visit", "site_submit")
 
@@ -29,9 +29,10 @@ def _name(page: Page, pages: Sequence[Page]) -> str:
     return f"the page titled \"{page.title}\"" + (f" ({page.url})" if twins > 1 else "")
 
 
-def site_tasks(pages: Sequence[Page], start_url: str) -> list[Task]:
+def site_tasks(pages: list[Page], start_url: str) -> list[Task]:
     """Every task the pages give: a visit of each page but the start page, a submission of
-    each page with a form that has fields or a submit button (in crawl order)."""
+    each page with a form of its own (:func:`~agentworld.domains.web.site_map.own_forms`)
+    that has fields or a submit button (in crawl order)."""
     out: list[Task] = []
     start = normalize(start_url)
     for i, page in enumerate(pages):
@@ -41,7 +42,7 @@ def site_tasks(pages: Sequence[Page], start_url: str) -> list[Task]:
                             instruction=f"Open {_name(page, pages)}.",
                             setup={"start_url": start, "site": True},
                             check={"kind": "site_visit", **check}))
-        if any(form.fields or form.submit for form in page.forms):
+        if any(form.fields or form.submit for form in own_forms(page, pages)):
             out.append(Task(id=f"web-site_submit-{i}", domain="web", kind="site_submit",
                             instruction=f"Fill in and submit the form on {_name(page, pages)}.",
                             setup={"start_url": start, "site": True},
@@ -78,9 +79,16 @@ class SiteTaskSampler:
         self.kinds = sorted({t.kind for t in self.tasks})
 
     def sample(self, n: int, seed: int = 0) -> list[Task]:
-        """``n`` tasks: kinds in turn, each a seeded draw among that kind's tasks."""
+        """``n`` tasks: kinds in turn, each kind's tasks in a seeded order without repeats
+        until all of them were drawn (a kind with fewer tasks sits out its turns meanwhile:
+        a site with one form gives one ``site_submit`` task per round, not half of them)."""
         rng = random.Random(seed)
-        by_kind = {k: [t for t in self.tasks if t.kind == k] for k in self.kinds}
         order = self.kinds[:]
         rng.shuffle(order)
-        return [rng.choice(by_kind[order[i % len(order)]]) for i in range(n)]
+        out: list[Task] = []
+        while len(out) < n:
+            left = {k: rng.sample([t for t in self.tasks if t.kind == k],
+                                  sum(t.kind == k for t in self.tasks)) for k in order}
+            while len(out) < n and any(left.values()):
+                out += [left[k].pop() for k in order if left[k]][:n - len(out)]
+        return out
