@@ -5,7 +5,7 @@ Every regular file under the folder whose name ends in one of :data:`SUFFIXES` i
 :data:`MAX_FILE_BYTES` are skipped). A page's URL is its path relative to the folder in POSIX
 form (``guide/install.md``): the document id the tools show and cite. HTML is converted to
 Markdown with ``markdownify`` (headings, links and lists kept; scripts and styles dropped);
-text is read as UTF-8 (undecodable bytes replaced). The title is the HTML ``<title>``, else
+text is read as UTF-8 (undecodable bytes replaced), HTML in the encoding it declares. The title is the HTML ``<title>``, else
 the first Markdown heading (``# ...``) or reStructuredText title (a line underlined with
 ``=``, ``-``, ``~`` ...), else the file name.
 
@@ -34,6 +34,9 @@ SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".html", ".htm")
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 20_000
 MAX_PAGE_CHARS = 50_000
+PAGES_VERSION = 2
+"""Version of the conversion to pages, part of the cache's file names: a changed conversion
+(2: declared encodings, no XML declaration) never reads pages cached by an older one."""
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _RST_UNDERLINE = re.compile(r"^([^\s].*?)\s*\n([=\-~^*+#`'\"])\2{2,}\s*$", re.MULTILINE)
 
@@ -71,16 +74,23 @@ def document_files(directory: Path) -> list[tuple[str, Path]]:
     return sorted(out)
 
 
-def html_to_markdown(html: str) -> tuple[str, str]:
+def html_to_markdown(html: str | bytes) -> tuple[str, str]:
     """``(title, Markdown)`` of an HTML document (``markdownify``; ATX headings; ``script``,
-    ``style``, ``head`` and ``nav`` dropped); the title is ``<title>`` or ``""``."""
+    ``style``, ``head`` and ``nav`` dropped, and the XML declaration, doctype and comments:
+    an XHTML page's ``<?xml version="1.0" encoding="ISO-8859-1"?>`` is no text); the title is
+    ``<title>`` or ``""``. Bytes are decoded as the document declares (its XML declaration
+    or ``<meta charset>``, by ``bs4``'s ``UnicodeDammit``), else as UTF-8 or a guess."""
     from bs4 import BeautifulSoup
+    from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import MarkdownConverter
 
     soup = BeautifulSoup(html, "html.parser")
     title = " ".join(soup.title.get_text().split()) if soup.title else ""
     for tag in soup(["script", "style", "head", "nav", "noscript", "template"]):
         tag.decompose()
+    for node in soup.find_all(string=lambda s: isinstance(
+            s, Comment | Declaration | Doctype | ProcessingInstruction)):
+        node.extract()
     text = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
     return title, re.sub(r"\n{3,}", "\n\n", text).strip()
 
@@ -96,11 +106,11 @@ def title_of(text: str, fallback: str) -> str:
 
 def read_page(doc_id: str, path: Path) -> Page | None:
     """The page of one document, ``None`` when it holds no text."""
-    raw = path.read_bytes().decode("utf-8", errors="replace")
+    data = path.read_bytes()
     if path.suffix.lower() in (".html", ".htm"):
-        title, text = html_to_markdown(raw)
+        title, text = html_to_markdown(data)
     else:
-        title, text = "", raw.replace("\r\n", "\n").strip()
+        title, text = "", data.decode("utf-8", errors="replace").replace("\r\n", "\n").strip()
     if not text.strip():
         return None
     title = title or title_of(text, Path(doc_id).name)
@@ -128,7 +138,7 @@ def user_pages(directory: Path, cache: Path | None = None) -> tuple[list[Page], 
     """
     files = document_files(directory)
     digest = content_hash(files)
-    path = (cache or cache_dir()) / f"user-{digest[:24]}.jsonl"
+    path = (cache or cache_dir()) / f"user-{digest[:24]}-p{PAGES_VERSION}.jsonl"
     if path.is_file():
         pages = [Page(**json.loads(line)) for line in path.read_text("utf-8").splitlines() if line]
         return pages, digest
@@ -152,4 +162,5 @@ def load_user_engine(directory: str) -> tuple[Engine, str]:
         OSError: the cache cannot be written.
     """
     pages, digest = user_pages(Path(directory))
-    return Engine(pages, cache_dir() / f"user-{digest[:24]}-bm25s{bm25s.__version__}.index"), digest
+    index = f"user-{digest[:24]}-p{PAGES_VERSION}-bm25s{bm25s.__version__}.index"
+    return Engine(pages, cache_dir() / index), digest

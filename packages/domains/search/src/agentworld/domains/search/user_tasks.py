@@ -2,13 +2,15 @@
 
 Facts are read from the corpus pages (:mod:`agentworld.domains.search.user_corpus`):
 
-* a **number fact**: a prose sentence (6-40 words, in the first :data:`FACT_WINDOW`
+* a **number fact**: a prose sentence (outside code fences: no ``ffi_prep_cif(&cif, ___)``;
+  6-40 words, in the first :data:`FACT_WINDOW`
   characters of its document, so the default ``web_extractor`` window shows it) holding
   exactly one number (``42``, ``1,024``, ``3.5``; not ``127.0.0.1`` nor a range ``2-4``),
   found nowhere else in the corpus; the question shows it with the number
   blanked (``___``);
 * a **section**: a heading (Markdown ``#`` or an underlined reStructuredText title, in the
-  first :data:`FACT_WINDOW` characters, outside code fences) that only one document has;
+  first :data:`FACT_WINDOW` characters, outside code fences) that only one document has, and
+  whose text at most :data:`SECTION_SPREAD` documents hold;
 * a **link**: a Markdown link ``[text](target)`` from one document to another of the corpus
   (the target resolved against the linking document's folder, ``#anchor`` dropped).
 
@@ -41,6 +43,9 @@ from agentworld.domains.search.tasks import INSTRUCTION_TAIL, sample_kinds
 
 USER_KINDS: tuple[str, ...] = ("lookup", "two_hop", "compare")
 FACT_WINDOW = 4500
+SECTION_SPREAD = 5
+"""The most pages whose text may hold a section heading asked for: the expert checks the
+first five results of a search for it."""
 BLANK = "___"
 NUMBER = re.compile(r"(?<![\w.,\-])\d+(?:[.,]\d+)*(?![\w\-])")
 PLAIN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
@@ -72,7 +77,8 @@ def number_facts(pages: list[Page]) -> list[Fact]:
     out = []
     for page in pages:
         offset = 0
-        for block in page.text.split("\n\n"):
+        prose = _FENCE.sub(lambda f: " " * len(f.group()), page.text)  # no facts in code
+        for block in prose.split("\n\n"):
             start, offset = offset, offset + len(block) + 2
             if start > FACT_WINDOW or block.lstrip().startswith(_SKIP):
                 continue
@@ -90,14 +96,18 @@ def number_facts(pages: list[Page]) -> list[Fact]:
 
 def sections(pages: list[Page]) -> list[tuple[Page, str]]:
     """``(page, heading)`` for headings in the first :data:`FACT_WINDOW` characters of a page
-    (outside code fences) that one page alone has (its title excluded)."""
+    (outside code fences) that one page alone has (its title excluded) and whose words at
+    most :data:`SECTION_SPREAD` pages' text holds (a manual's name, ``libxslt``, heads one
+    page but is on every page: a search for it cannot tell which)."""
     found = [(p, " ".join((m.group(1) or m.group(2)).split()).strip("*_` "))
              for p in pages for m in _HEADING.finditer(
                  _FENCE.sub(lambda f: " " * len(f.group()), p.text)[:FACT_WINDOW])]
     counts: dict[str, int] = {}
     for _, h in found:
         counts[h] = counts.get(h, 0) + 1
-    return [(p, h) for p, h in found if counts[h] == 1 and h != p.title and len(h) >= 3]
+    lowered = [" ".join(p.text.split()).lower() for p in pages]
+    return [(p, h) for p, h in found if counts[h] == 1 and h != p.title and len(h) >= 3
+            and sum(h.lower() in text for text in lowered) <= SECTION_SPREAD]
 
 
 def resolve(doc: str, target: str) -> str:
