@@ -187,3 +187,11 @@ def transcript_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny model trained to continue CPT transcripts with ``hello.txt`` and the next action line."""
     path = tmp_path_factory.mktemp("sim-transcript")
     return train_constant(path, steps=80, answer="hello.txt", transcript=True)
+
+
+@pytest.fixture(scope="session")
+def think_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model trained to answer :data:`ANSWER` after a think block, as SFT with
+    rationales trains it."""
+    path = tmp_path_factory.mktemp("sim-think")
+    return train_constant(path, answer=f"<think>ls ~</think>\n{ANSWER}")

@@ -208,7 +208,7 @@ def test_domain_rationale_is_written_by_the_simulator(qwen3_dir: Path, caplog) -
         prefix = f"<think>{rationale}</think>\n<predicted_observation>"
         assert prediction.text.startswith(prefix)
         ids = wm.tokenizer(prefix, add_special_tokens=False)["input_ids"]
-        prompt = wm.encode(messages) + ids
+        prompt = wm.encode(wm.history_with_think(messages)) + ids
         generated = reference_generate(wm, prompt, 8)
         continuation = wm.tokenizer.decode(generated, skip_special_tokens=True)
         assert prediction.text == prefix + continuation

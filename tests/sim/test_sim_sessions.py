@@ -54,6 +54,33 @@ def test_capability_session_world_model(trained_dir: Path) -> None:
     assert wm.engine.stats().num_used_blocks == 0  # type: ignore[attr-defined]
 
 
+def test_a_session_keeps_each_turns_think_block_as_sft_and_eval_do(think_dir: Path) -> None:
+    """With domain rationales the simulator writes each answer's think block; the session's
+    history keeps it (as SFT's whole-episode windows do), and a stateless request of the same
+    history without think blocks (evaluation's, from real observations) gets them back: the
+    same tokens, the same answer."""
+    import re
+
+    options = {"max_new_tokens": 40, "reasoning": "domain", "domain": "terminal"}
+    wm = HFBackend().load(str(think_dir), **options)
+    static = HFBackend().load(str(think_dir), engine="static", **options)
+    session = wm.open_session(SYSTEM)
+    for turn, action in enumerate(["ls", "cat notes.md", "pwd"]):
+        history = session.messages()
+        assert all(m["content"].startswith("<think>") for m in history if m["role"] == "assistant")
+        bare = [{**m, "content": re.sub(r"(?s)^<think>.*?</think>\n", "", m["content"])}
+                for m in history]
+        request = [*bare, {"role": "user", "content": action}]
+        assert turn == 0 or bare != history
+        prediction = session.append(action).result(timeout=120)
+        full = wm.encode(wm.history_with_think(request))
+        assert episode_tokens(wm, session.episode_id)[: len(full)] == full
+        [expected] = static.predict([request])
+        assert prediction.text == expected.text and prediction.text.startswith("<think>")
+        assert prediction.observation == "hello.txt"
+    session.close()
+
+
 def test_session_on_the_static_engine_keeps_its_history(trained_dir: Path) -> None:
     static = HFBackend().load(str(trained_dir), max_new_tokens=40, engine="static")
     sim = Simulator(static)

@@ -117,8 +117,13 @@ def test_sft_targets_and_the_simulators_prefix_agree_token_for_token(episodes, t
                                       "<predicted_observation>"
         at = _find(sample.input_ids, prefix)
         assert at >= 0, f"turn {t}: the simulator's prefix is not in the SFT sequence"
-        if t == 0:  # no history yet: the whole request is the same tokens too
-            assert sample.input_ids[: at + len(prefix)] == model.encode(request) + prefix
+        # the whole request is the same tokens too: its history holds each earlier turn's
+        # think block, as the SFT window does (eval's requests come without them)
+        assert "<think>" not in str(request)
+        if t:  # rendered as it comes, its history differs from what SFT trained on
+            assert sample.input_ids[: at + len(prefix)] != model.encode(request) + prefix
+        assert sample.input_ids[: at + len(prefix)] == \
+            model.encode(model.history_with_think(request)) + prefix
         # the retrieved block is context, out of the loss; the rationale is trained
         block_ids = tok(THINK_OPEN + block, add_special_tokens=False)["input_ids"]
         assert not any(sample.loss_mask[at: at + len(block_ids)])
@@ -198,3 +203,35 @@ def test_vllm_refuses_a_checkpoint_trained_with_retrieval(tmp_path):
     with pytest.raises(ValueError, match="trained with retrieval.*use backend 'hf'") as error:
         plugins.get_sim_backend("vllm").load(str(tmp_path))
     assert "\n" not in str(error.value)
+
+
+def test_rl_from_a_retrieval_checkpoint_renders_and_serves_as_evaluation(
+        episodes, tokenizer_dir, tmp_path):
+    """The rl stage starts from an SFT checkpoint with domain rationales and retrieval: its
+    prompts are the simulator's (each earlier turn's think block, then the answer prefix the
+    simulator writes), and its checkpoint keeps the card's reasoning and retrieval with the
+    index beside it, so evaluation serves it as it was trained (it kept neither before)."""
+    from agentworld.trainers.world_model.rl import RlTrainer
+    from agentworld.trainers.world_model.rl_data import build_prompts, chat_render
+
+    sft = SftTrainer().train(episodes[:3], {
+        "model": "tiny-test", "tokenizer": str(tokenizer_dir), "output_dir": str(tmp_path / "s"),
+        "reasoning": "domain", "max_steps": 1, "batch_size": 2, "max_seq_len": 2048,
+        "retrieval": {"k": 2, "max_chars": 30}})
+    out = RlTrainer().train(episodes[:3], {
+        "model": str(sft), "output_dir": str(tmp_path / "r"), "max_steps": 1, "batch_size": 2,
+        "group_size": 2, "max_new_tokens": 8, "max_seq_len": 2048, "reward": "exact_match"})
+    card = json.loads((Path(out) / "agentworld.json").read_text())
+    assert card["reasoning"] == "domain" and card["retrieval"]["k"] == 2
+    assert (Path(out) / "retrieval.jsonl").read_text() == \
+        (Path(sft) / "retrieval.jsonl").read_text()
+    wm = plugins.get_sim_backend("hf").load(str(out), engine="static", max_new_tokens=8)
+    assert wm.retrieval is not None and wm.explain_text is not None
+    prompts = build_prompts(episodes[3:], chat_render(wm.tokenizer), 2040, codec=wm)
+    for prompt in prompts[1:]:
+        prefix = wm.answer_prefix(prompt.messages)
+        assert prompt.prefix_len == len(prefix) > 0
+        assert wm.tokenizer.decode(prefix).startswith("<think>similar: $ ")
+        assert prompt.prompt_ids == wm.encode(wm.history_with_think(prompt.messages)) + prefix
+        assert wm.tokenizer.decode(prompt.prompt_ids).count("<think>") == 1 + (
+            len(prompt.messages) - 2) // 2

@@ -9,17 +9,16 @@ from contextlib import nullcontext
 from typing import Any, Literal
 
 import torch
-from agentworld.core.card import read_card
 from agentworld.core.formats import OBS_CLOSE, TERMINATED_CLOSE
 from agentworld.core.protocols import Domain
-from agentworld.core.retrieval_context import RetrievalContext, from_checkpoint
+from agentworld.core.retrieval_context import RetrievalContext
 from agentworld.core.types import Prediction
 from agentworld.sim.backends.hf_codec import (  # noqa: F401 -- STOP_TOKENS re-exported
     STOP_TOKENS,
     TRANSCRIPT_STOP,
     ChatCodec,
-    _domain_object,
     _explainer,
+    checkpoint_options,
 )
 from agentworld.sim.backends.hf_loading import (  # noqa: F401 -- re-exported
     DamagedCheckpointError,
@@ -271,13 +270,8 @@ class HFWorldModel(ChatCodec):
         with hub_errors(path) if hub else nullcontext():
             tokenizer = AutoTokenizer.from_pretrained(path, **extra)
             model = load_causal_lm(path, dtype=resolve_dtype(dtype, dev), **extra)
-        card = {} if hub else read_card(path)
-        for key in ("rewards", "history_window", "domain", "reasoning"):
-            if card.get(key) is not None:
-                options.setdefault(key, card[key])
-        if "retrieval" not in options:  # the index and k the checkpoint was trained with
-            options["retrieval"] = from_checkpoint(path, card, tokenizer,
-                                                   _domain_object(options.get("domain")))
+        if not hub:
+            options = checkpoint_options(path, tokenizer, options)
         return cls(model.to(dev).eval(), tokenizer, **options)
 
     def predict(
@@ -307,6 +301,7 @@ class HFWorldModel(ChatCodec):
         if episode_ids is not None and len(episode_ids) != len(requests):
             raise ValueError(f"{len(requests)} requests need {len(requests)} episode ids")
         params = self.sampling_params(max_new_tokens)
+        requests = [self.history_with_think(messages) for messages in requests]
         prefixes = [self.answer_prefix(messages) for messages in requests]
         prompts = [
             self.encode(messages, params.max_new_tokens + len(prefix)) + prefix

@@ -12,6 +12,9 @@ from agentworld.core import plugins
 from agentworld.core.chat_answers import answer_frame, served_answer
 from agentworld.core.formats import (
     ACTION_PREFIX,
+    OBS_OPEN,
+    THINK_CLOSE,
+    THINK_OPEN,
     answer_prefix,
     parse_footer,
     parse_prediction,
@@ -21,7 +24,8 @@ from agentworld.core.formats import (
 from agentworld.core.domain_base import domain_hooks
 from agentworld.core.rationales import message_history
 from agentworld.core.retrieval import think_text
-from agentworld.core.retrieval_context import RetrievalContext
+from agentworld.core.card import read_card
+from agentworld.core.retrieval_context import RetrievalContext, from_checkpoint
 from agentworld.core.types import Prediction
 from agentworld.sim.generation import GenerationOutput
 from agentworld.sim.prompts import Message, fit_prompt
@@ -56,10 +60,31 @@ def _explainer(domain: str | None) -> Callable[..., str | None] | None:
     return hooks.explain_text
 
 
+def checkpoint_options(path: str, tokenizer: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` for an :class:`HFWorldModel` of checkpoint directory ``path``, with what its
+    world-model card (:mod:`agentworld.core.card`) says wherever ``options`` says nothing:
+    ``rewards``, ``history_window``, ``domain``, ``reasoning``, and the ``retrieval`` context
+    it was trained with (:func:`agentworld.core.retrieval_context.from_checkpoint`).
+
+    Raises:
+        ValueError: the card's retrieval entry is not valid, or its index file is damaged.
+        FileNotFoundError: the card names an index file that is missing.
+    """
+    card = read_card(path)
+    options = dict(options)
+    for key in ("rewards", "history_window", "domain", "reasoning"):
+        if card.get(key) is not None:
+            options.setdefault(key, card[key])
+    if "retrieval" not in options:  # the index and k the checkpoint was trained with
+        options["retrieval"] = from_checkpoint(path, card, tokenizer,
+                                               _domain_object(options.get("domain")))
+    return options
+
+
 class ChatCodec:
     """Chat messages to prompt ids and engine outputs to :class:`Prediction`, for a world model
     with ``model``, ``tokenizer``, ``prompt_format``, ``params``, ``seed``, ``max_positions``,
-    ``stop_ids`` and ``explain_text`` (see :class:`~agentworld.sim.backends.hf.HFWorldModel`)."""
+    ``stop_ids``, ``explain_text`` and ``history_window`` (see :class:`~agentworld.sim.backends.hf.HFWorldModel`)."""
 
     model: Any
     tokenizer: Any
@@ -69,6 +94,7 @@ class ChatCodec:
     max_positions: int | None
     stop_ids: frozenset[int]
     explain_text: Callable[[str, str], str] | None
+    history_window: int | None
     retrieval: RetrievalContext | None = None  # (HFWorldModel sets it)
     _request_index: Any  # itertools.count of requests (per-request seeds)
 
@@ -150,15 +176,16 @@ class ChatCodec:
             return None
         return list(self.tokenizer(full[len(head) :], add_special_tokens=False)["input_ids"])
 
-    def answer_prefix(self, messages: Sequence[Message]) -> list[int]:
-        """Token ids ``[prefix_len]`` the simulator writes at the start of the answer: the
-        retrieved block (with ``retrieval``), the domain's rationale and the block's opening tag
-        (``[]`` with neither), given the earlier steps of ``messages``
-        (:func:`agentworld.core.rationales.message_history`), as SFT wrote its targets."""
+    def think(self, messages: Sequence[Message]) -> str | None:
+        """What the simulator writes in the ``<think>`` block of the answer to the action
+        ending ``messages`` (``[system?, (user, assistant) * T, user]``): the retrieved block
+        (with ``retrieval``), then the domain's rationale given the earlier steps
+        (:func:`agentworld.core.rationales.message_history`), as SFT wrote its targets;
+        ``None`` when it writes none (neither, or not the chat format)."""
         retrieval = self.retrieval
         if (self.explain_text is None and retrieval is None) or self.prompt_format != "chat" \
                 or not messages:
-            return []
+            return None
         action = messages[-1]["content"]
         previous = previous_observation(list(messages))
         rationale = None
@@ -166,11 +193,48 @@ class ChatCodec:
             rationale = self.explain_text(action, previous, history=message_history(messages))
         if retrieval is not None:
             rationale = think_text(retrieval.block(action, previous), rationale)
+        return rationale or ""
+
+    def answer_prefix(self, messages: Sequence[Message]) -> list[int]:
+        """Token ids ``[prefix_len]`` the simulator writes at the start of the answer to the
+        action ending ``messages``: :meth:`prefix_ids` of its :meth:`think`."""
+        return self.prefix_ids(messages[-1] if messages else None, self.think(messages))
+
+    def prefix_ids(self, action: Message | None, think: str | None) -> list[int]:
+        """Token ids ``[prefix_len]`` of an answer's start, the ``think`` block then the
+        observation block's opening tag (``think == ""``: the tag alone, as
+        :func:`~agentworld.core.formats.wrap_observation` writes an SFT target without a
+        rationale); ``[]`` when ``think`` is ``None``. ``action``: the request's last message."""
+        if think is None or action is None:
+            return []
         # in the template's frame, as SFT trained it (chat_render.turn_sequence); the frame is
         # found on the last message alone, where every template of the test set frames alike
-        prompt, header, _ = answer_frame(self.tokenizer, [dict(messages[-1])])
-        text = served_answer(answer_prefix(rationale or ""), prompt, header)
+        prompt, header, _ = answer_frame(self.tokenizer, [dict(action)])
+        text = served_answer(answer_prefix(think) if think else OBS_OPEN, prompt, header)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def with_think(self, answer: str, think: str | None) -> str:
+        """``answer`` as the history of a later request holds it: after the ``think`` block
+        the simulator wrote before it (:meth:`think` of its request), as SFT's whole-episode
+        windows hold every earlier turn (:func:`agentworld.core.formats.episode_messages`
+        with rationales). Unchanged when ``think`` is empty or ``None``, the answer has a
+        think block, or the model was trained on a ``history_window`` (its SFT histories hold
+        no rationale, :func:`agentworld.core.formats.sft_pair`)."""
+        if not think or self.history_window is not None or answer.startswith(THINK_OPEN):
+            return answer
+        return f"{THINK_OPEN}{think}{THINK_CLOSE}\n{answer}"
+
+    def history_with_think(self, messages: Sequence[Message]) -> list[Message]:
+        """``messages`` with every assistant answer :meth:`with_think` its own think block: a
+        request built from real observations (evaluation) sees its history as SFT trained
+        the model to see it."""
+        out = [dict(m) for m in messages]
+        if self.history_window is not None:
+            return out
+        for i, message in enumerate(out):
+            if message["role"] == "assistant":
+                message["content"] = self.with_think(message["content"], self.think(out[:i]))
+        return out
 
     def request_params(self, params: SamplingParams) -> SamplingParams:
         """``params`` with this request's own seed (``seed + k`` for the ``k``-th request)."""

@@ -86,7 +86,8 @@ class HFSession:
         params = model.sampling_params(max_new_tokens)
         user = {"role": "user", "content": action}
         with self._lock:
-            prefix = model.answer_prefix([*self._messages, user])
+            think = model.think([*self._messages, user])
+            prefix = model.prefix_ids(user, think)
             ids, start = self._prompt(user, params.max_new_tokens + len(prefix))
         engine_future = model.loop.submit(
             ids + prefix, model.request_params(params), self.episode_id, start=start or 0
@@ -97,7 +98,7 @@ class HFSession:
         def finish(done: Future[GenerationOutput]) -> None:
             try:
                 prediction = model.prediction(done.result(), prefix, rewards=self.rewards)
-                self._commit(user, prediction, held)
+                self._commit(user, prediction, held, think)
             except BaseException as error:  # noqa: BLE001 -- handed to the caller
                 outcome: tuple[Prediction | None, BaseException | None] = (None, error)
             else:
@@ -173,7 +174,9 @@ class HFSession:
         head = [m for m in self._messages[:1] if m["role"] == "system"]
         return head + self._messages[len(head) + 2 * self.evicted_turns :]
 
-    def _commit(self, user: Message, prediction: Prediction, held: int | None) -> None:
+    def _commit(
+        self, user: Message, prediction: Prediction, held: int | None, think: str | None
+    ) -> None:
         parsed = prediction.observation is not None and (
             not self.rewards or prediction.reward is not None
         )
@@ -185,5 +188,6 @@ class HFSession:
             answer = wrap_observation(
                 prediction.observation, reward=prediction.reward, terminated=prediction.terminated
             )
+            answer = self.model.with_think(answer, think)  # the history as SFT wrote it
             self._messages += [user, {"role": "assistant", "content": answer}]
             self._held = held

@@ -26,6 +26,8 @@ from pydantic import Field, field_validator, model_validator
 from transformers import PreTrainedTokenizerBase
 
 from agentworld.core import plugins
+from agentworld.core.card import read_card
+from agentworld.core.retrieval import TransitionIndex
 from agentworld.core.types import Episode
 from agentworld.trainers.models.specs import (
     TOKENIZER_FILES,
@@ -39,6 +41,11 @@ from agentworld.trainers.training.data import Sample
 from agentworld.trainers.training.loop import TrainLoop
 from agentworld.trainers.world_model.rl_data import RlPrompt, build_prompts, chat_render
 from agentworld.trainers.world_model.rl_loop import RlLoop
+
+
+#: Keys of the starting checkpoint's card the RL checkpoint's card keeps: how the simulator
+#: renders requests (:func:`agentworld.sim.backends.hf.checkpoint_options`).
+INHERITED = ("reasoning", "retrieval")
 
 
 class RlConfig(TrainConfig):
@@ -191,13 +198,27 @@ class RlTrainer(BaseTrainer):
             )
         self._reward = build_reward(cfg)
 
+    def card(self, episodes: Sequence[Episode], cfg: TrainConfig) -> dict[str, Any]:
+        """The base card, plus what the starting checkpoint's card says of the simulator
+        (:data:`INHERITED`: domain rationales with their domain, the retrieval index), so the
+        RL model is served as it was trained (its prompts were rendered so)."""
+        card = super().card(episodes, cfg)
+        start = read_card(cfg.model) if is_checkpoint_dir(cfg.model) else {}
+        inherited = {k: start[k] for k in INHERITED if start.get(k) is not None}
+        if "reasoning" in inherited and start.get("domain") is not None:
+            inherited["domain"] = start["domain"]
+        return card | inherited
+
     def samples(
         self, episodes: Sequence[Episode], tokenizer: PreTrainedTokenizerBase, cfg: TrainConfig
     ) -> list[Sample]:
-        """One prompt-only sample per transition (drives epochs and length-bucketed batches)."""
+        """One prompt-only sample per transition (drives epochs and length-bucketed batches);
+        a starting checkpoint's retrieval index is copied to ``cfg.output_dir``."""
         assert isinstance(cfg, RlConfig)
         if not tokenizer.chat_template:
             raise ValueError("rl needs a tokenizer with a chat template (ChatML)")
+        if is_checkpoint_dir(cfg.model) and read_card(cfg.model).get("retrieval"):
+            TransitionIndex.load(cfg.model).save(cfg.output_dir)  # checked, written atomically
         budget = cfg.max_seq_len - cfg.max_new_tokens
         self._episodes = list(episodes)
         self._prompts = build_prompts(episodes, chat_render(tokenizer), budget, cfg.domain)

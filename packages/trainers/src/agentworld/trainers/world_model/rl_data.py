@@ -1,7 +1,8 @@
 """RL prompts from real transitions, and grouped rollouts through the sim runtime's paged engine.
 
-A prompt is a real transition's (history, action) chat rendered with the chat template;
-its reference is the real next observation. :func:`generate_groups` answers every prompt
+A prompt is a real transition's (history, action) chat rendered with the chat template as the
+simulator renders it (:class:`PromptCodec`: each earlier turn's think block, the answer prefix
+the simulator writes); its reference is the real next observation. :func:`generate_groups` answers every prompt
 ``G`` times on the :class:`~agentworld.sim.engine.PagedEngine` of an
 :class:`~agentworld.sim.backends.hf.HFWorldModel` that wraps the very model being
 trained: each prompt is prefilled once as an episode, then forked ``G`` times, so the
@@ -15,7 +16,7 @@ import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from agentworld.core.evaluate import transitions
 from agentworld.core.formats import OBS_CLOSE, parse_prediction
@@ -27,22 +28,39 @@ from agentworld.sim.sampling import SamplingParams
 logger = logging.getLogger(__name__)
 
 
+class PromptCodec(Protocol):
+    """How the simulator renders a request (:class:`~agentworld.sim.backends.hf.HFWorldModel`
+    is one): the history as SFT trained the model to see it, and the answer's start it
+    writes itself."""
+
+    def history_with_think(self, messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+        """``messages`` with each earlier answer's think block."""
+        ...
+
+    def answer_prefix(self, messages: Sequence[dict[str, str]]) -> list[int]:
+        """Token ids ``[prefix_len]`` the simulator writes at the start of the answer."""
+        ...
+
+
 @dataclass(slots=True)
 class RlPrompt:
     """One (history, action) prompt whose reference is the real next observation.
 
     Attributes:
         messages: Chat messages ``[system?, (user, assistant) * T, user]``.
-        prompt_ids: Rendered prompt ``[prompt_len]`` (tokens), generation prompt included.
+        prompt_ids: Rendered prompt ``[prompt_len]`` (tokens), generation prompt included,
+            then the answer prefix the simulator writes (its last ``prefix_len`` tokens).
         reference: The real next observation's text.
         context: Reward context ``{"domain", "reference", "action", "turn", "episode_id"}``
             (``"raw"`` is added per answer), as in :func:`agentworld.core.evaluate.evaluate`.
+        prefix_len: Tokens of the answer prefix at the end of ``prompt_ids`` (0: none).
     """
 
     messages: list[dict[str, str]]
     prompt_ids: list[int]
     reference: str
     context: dict[str, Any]
+    prefix_len: int = 0
 
 
 @dataclass(slots=True)
@@ -70,6 +88,7 @@ def build_prompts(
     render: Callable[[Sequence[dict[str, str]]], list[int]],
     max_prompt_tokens: int,
     domain: str | None = None,
+    codec: PromptCodec | None = None,
 ) -> list[RlPrompt]:
     """One :class:`RlPrompt` per step of each episode (``agentworld.core.evaluate.transitions``).
 
@@ -80,6 +99,9 @@ def build_prompts(
         max_prompt_tokens: Prompt budget (tokens); longer histories drop their oldest turns
             (:func:`agentworld.sim.prompts.fit_prompt`).
         domain: Domain name put in the reward context; ``None``: each episode's own domain.
+        codec: The simulator's rendering (the checkpoint's rationales and retrieval): each
+            prompt's history gets its think blocks and the prompt ends with the answer prefix,
+            as in evaluation and serving; ``None``: the messages as they are.
 
     Raises:
         ValueError: the episodes hold no step (nothing has a reference).
@@ -93,8 +115,11 @@ def build_prompts(
         )
     out, cut = [], 0
     for t in items:
-        fitted = fit_prompt(t.messages, render, max_prompt_tokens)
-        ids, cut = fitted.ids, cut + bool(fitted.cut_tokens)
+        messages, prefix = t.messages, []
+        if codec is not None:
+            messages, prefix = codec.history_with_think(messages), codec.answer_prefix(messages)
+        fitted = fit_prompt(messages, render, max_prompt_tokens - len(prefix))
+        ids, cut = fitted.ids + prefix, cut + bool(fitted.cut_tokens)
         context = {
             "domain": domain or by_id[t.episode_id].domain,
             "reference": t.reference,
@@ -102,7 +127,7 @@ def build_prompts(
             "turn": t.turn,
             "episode_id": t.episode_id,
         }
-        out.append(RlPrompt(t.messages, ids, t.reference.text, context))
+        out.append(RlPrompt(t.messages, ids, t.reference.text, context, len(prefix)))
     if cut:
         logger.warning(
             "%d of %d prompts exceed %d tokens even without history: cut in the middle of their "
@@ -195,7 +220,9 @@ def generate_groups(
         assert out.logprobs is not None and len(out.logprobs) == len(out.token_ids)
         ids = out.token_ids
         body = ids[:-1] if out.finish_reason == "stop" and ids[-1] in world_model.stop_ids else ids
-        text = world_model.tokenizer.decode(body, skip_special_tokens=True)
+        prompt = prompts[i]  # the answer is the prefix the simulator wrote, then the body
+        prefix = prompt.prompt_ids[len(prompt.prompt_ids) - prompt.prefix_len:]
+        text = world_model.tokenizer.decode(prefix + list(body), skip_special_tokens=True)
         rollouts.append(Rollout(i, list(ids), list(out.logprobs), text, parse_prediction(text)))
     return rollouts
 

@@ -17,7 +17,7 @@ import torch
 from agentworld.core.card import card_from_episodes
 from agentworld.core.protocols import ComponentReward
 from agentworld.core.types import Episode
-from agentworld.trainers.models.specs import num_parameters
+from agentworld.trainers.models.specs import is_checkpoint_dir, num_parameters
 from agentworld.trainers.training.data import Sample, batch_stream
 from agentworld.trainers.training.grpo_loop import GrpoLoop, GrpoStep
 from agentworld.trainers.world_model.rl_data import (
@@ -48,30 +48,35 @@ class RlLoop(GrpoLoop):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        from agentworld.sim.backends.hf import HFWorldModel
+        from agentworld.sim.backends.hf import HFWorldModel, checkpoint_options
         from agentworld.sim.sampling import SamplingParams
 
         acc, cfg, c = self.acc, self.cfg, self.c
-        self.prompts, self.index, self.reward = prompts, index, reward
+        self.index, self.reward = index, reward
         context = self.context_length()
-        if context is not None and cfg.max_seq_len > context:
-            if cfg.max_new_tokens >= context:
-                raise ValueError(
-                    f"max_new_tokens ({cfg.max_new_tokens}) leaves no room for a prompt in the "
-                    f"model's {context}-token context"
-                )
-            # Refit the prompts into the model's window (same order: data indices still hold).
-            self.prompts = build_prompts(
-                episodes, chat_render(self.tokenizer), context - cfg.max_new_tokens, cfg.domain
+        if context is not None and cfg.max_new_tokens >= context:
+            raise ValueError(
+                f"max_new_tokens ({cfg.max_new_tokens}) leaves no room for a prompt in the "
+                f"model's {context}-token context"
             )
+        # the simulator's options from the starting checkpoint's card (rationales, retrieval,
+        # history window), so the prompts are what evaluation and serving will send
+        options = (checkpoint_options(cfg.model, self.tokenizer, {})
+                   if is_checkpoint_dir(cfg.model) else {})
+        options["rewards"] = card_from_episodes(episodes)["rewards"]  # answers end with the footer
         self.world_model = HFWorldModel(
             self.policy,
             self.tokenizer,
-            rewards=card_from_episodes(episodes)["rewards"],  # answers end with the footer
             max_new_tokens=cfg.max_new_tokens,
             engine="paged",
             engine_options=engine_options(cfg, acc.num_processes),
+            **options,
         )
+        # Refit the prompts (same order: data indices still hold) into the model's window.
+        budget = min(cfg.max_seq_len, context or cfg.max_seq_len) - cfg.max_new_tokens
+        self.prompts = build_prompts(episodes, chat_render(self.tokenizer), budget, cfg.domain,
+                                     codec=self.world_model)
+        assert len(self.prompts) == len(prompts)
         self.engine = self.world_model.engine
         self.params = SamplingParams(cfg.max_new_tokens, cfg.temperature, cfg.top_p, cfg.top_k)
         self.stream = batch_stream(
