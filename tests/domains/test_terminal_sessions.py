@@ -34,7 +34,7 @@ def test_no_task_is_solved_by_doing_nothing(tmp_path):
     ``{"output_contains": []}``, which any step passed (seeds 486, 2310, 2518; a served
     terminal's one-shot step then ended its episode at random)."""
     vacuous = []
-    for seed in [*range(300), 486, 2310, 2518]:
+    for seed in [*range(100), 486, 2310, 2518]:
         for task in TerminalTaskSampler().sample(4, seed=seed):
             root = tmp_path / task.id
             root.mkdir()
