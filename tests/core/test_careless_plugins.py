@@ -112,7 +112,8 @@ DOMAINS = [
     domain("str-action", mode="str_action"), domain("verifier", has_verifier=True),
     domain("rationales", has_rationales=True),
     domain("offline", has_environment=False), domain("bad-default", env_options=BadDefault),
-    Typo,
+    Typo, domain("str-score", score=lambda self, predicted, reference: "yes"),
+    domain("none-kind", action_type=lambda self, action: None),
 ]
 
 
@@ -206,6 +207,10 @@ def test_a_careful_plugin_collects_with_numpy_flags_and_observation_text(
         ("bad-default", "declares env_options BadDefault whose default max_steps='five' its "
                         "own type refuses"),
         ("typo", "declares env_options Options with max_steps, which make_env does not take"),
+        ("str-score", "score('x', Observation(text='x')) returned 'yes' (str); a score is a "
+                      "float in [0, 1]"),
+        ("none-kind", "action_type(Action(text='x')) returned None (NoneType); an action type "
+                      "is a str"),
     ],
 )  # fmt: skip
 def test_a_declaration_the_plugin_does_not_keep_is_refused_when_it_is_built(
@@ -220,5 +225,67 @@ def test_agentworld_domains_lists_each_broken_declaration_and_the_good_domain(si
     assert got.returncode == 0, got.stderr[-3000:]
     rows = {line.split("│")[1].strip(): line for line in got.stdout.splitlines() if "│" in line}
     assert "yes" in rows["good"] and "yes" in rows["terminal"]
-    for name in ("verifier", "rationales", "offline", "bad-default", "typo"):
+    for name in ("verifier", "rationales", "offline", "bad-default", "typo", "str-score",
+                 "none-kind"):
         assert "broken" in rows[name], rows[name]
+
+
+def _simulated(domain_cls: type, **options):
+    """A ``SimEnv`` of ``domain_cls`` (registered by the plugin ``careless-sim``) on the real
+    copy-previous baseline world model."""
+    from agentworld.core import plugins
+    from agentworld.core.builtins import ConstantWorldModel
+    from agentworld.core.hookspecs import hookimpl
+    from agentworld.sim import SimEnv
+
+    class Plugin:
+        @hookimpl
+        def register_domains(self, register):
+            register(domain_cls.name, domain_cls)
+
+    pm = plugins.load_plugins()
+    pm.register(Plugin(), name="careless-sim")
+    plugins.reset_registries()
+    try:
+        domain = plugins.get_domain(domain_cls.name)
+        return SimEnv(ConstantWorldModel("copy-previous"), domain=domain, **options)
+    finally:
+        pm.unregister(name="careless-sim")
+
+
+def _echo(**members):
+    from agentworld.core.domain_base import DomainBase
+    from agentworld.core.types import Task
+
+    class Tasks:
+        def sample(self, n, *, seed):
+            return [Task(id=f"t{i}", domain="sim-echo", instruction="go") for i in range(n)]
+
+    base = {"name": "sim-echo", "version": "1", "has_environment": False,
+            "system_prompt": lambda self, task: "echo", "tasks": lambda self: Tasks(),
+            "policies": lambda self: {}}
+    return type("SimEcho", (DomainBase,), {**base, **members})
+
+
+def test_a_simulated_episode_names_a_non_text_initial_observation_and_a_bad_verdict() -> None:
+    from agentworld.core.errors import PluginContractError
+    from agentworld.core.types import Action
+
+    env = _simulated(_echo(initial_observation=lambda self, task: 7))
+    with pytest.raises(PluginContractError) as got:
+        env.reset(seed=0)  # was a pydantic ValidationError for Observation.text
+    assert str(got.value) == (
+        "domain 'sim-echo' (registered by 'careless-sim'): initial_observation(task) returned 7 "
+        "(int), not a str or None (docs/plugins.md, ResettableDomain)")
+    env = _simulated(_echo(initial_observation=lambda self, task: "ready",
+                           verify=lambda self, observation, task: 1.0), reward_source="verifier")
+    assert env.reset(seed=0)[0] == "ready"
+    with pytest.raises(PluginContractError, match=r"domain 'sim-echo' \(registered by "
+                       r"'careless-sim'\): verify\(observation, task\) returned 1.0 \(float\), "
+                       r"not None or \(reward: float, terminated: bool\)"):  # fmt: skip
+        env.step(Action(text="go"))  # was "cannot unpack non-iterable float object"
+    good = _simulated(_echo(initial_observation=lambda self, task: "ready",
+                            verify=lambda self, observation, task: (1, observation == "ready")),
+                      reward_source="verifier")
+    good.reset(seed=0)
+    assert good.step(Action(text="go"))[:3] == ("ready", 1.0, True)  # copy-previous: "ready"

@@ -9,6 +9,8 @@ Called by :func:`agentworld.core.plugins.check_contract` when a domain is first 
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 import types
 import typing
 from collections.abc import Mapping
@@ -26,6 +28,7 @@ from agentworld.core.domain_base import DomainBase, domain_hooks
 from agentworld.core.errors import PluginContractError
 from agentworld.core.options import env_options_of
 from agentworld.core.protocols import Environment, Policy, TaskSampler
+from agentworld.core.types import Action, Observation
 
 
 @functools.cache
@@ -53,7 +56,7 @@ def problem(domain: Any) -> str | None:
     for flag, value in flags.items():
         if not isinstance(value, bool):
             return f"has {flag} = {value!r}, which is not bool"
-    why = _declared_problem(domain, flags) or _options_problem(domain)
+    why = _declared_problem(domain, flags) or _options_problem(domain) or _answers_problem(domain)
     if why is not None:
         return why
     return _returned(domain.policies, _policies_problem) or _returned(domain.tasks, _sampler_problem)
@@ -112,6 +115,29 @@ def _options_problem(domain: Any) -> str | None:
         return (f"declares env_options {model.__name__} with {', '.join(refused)}, which "
                 f"make_env does not take; accept {'it' if len(refused) == 1 else 'them'} as "
                 "keyword arguments of make_env (or **kwargs), or rename the option")
+    return None
+
+
+def _answers_problem(domain: Any) -> str | None:
+    """What ``score`` and ``action_type`` answer for a probe (``"x"`` against itself, the
+    action ``x``), which every prediction and action text may be: a score that is no number in
+    [0, 1], or an action type that is no ``str``, would be used as is (clamped, or shown as
+    ``None``) in fidelity reports. A probe that raises is left to raise where it is used."""
+    try:
+        score = domain.score("x", Observation(text="x"))
+    except Exception:  # noqa: BLE001 -- the plugin's own error, raised again at use
+        score = MISSING
+    if score is not MISSING and (isinstance(score, bool) or not isinstance(score, numbers.Real)
+                                 or math.isnan(score) or not 0.0 <= score <= 1.0):
+        return (f"score('x', Observation(text='x')) returned {score!r} "
+                f"({type(score).__name__}); a score is a float in [0, 1]")
+    try:
+        kind = domain.action_type(Action(text="x"))
+    except Exception:  # noqa: BLE001 -- the plugin's own error, raised again at use
+        kind = MISSING
+    if kind is not MISSING and not isinstance(kind, str):
+        return (f"action_type(Action(text='x')) returned {kind!r} ({type(kind).__name__}); an "
+                "action type is a str (fidelity reports are broken down by it)")
     return None
 
 

@@ -223,3 +223,43 @@ def checked_prompt(domain: Any, prompt: Any) -> str:
             f"{label(domain)}: system_prompt(task) returned {prompt!r} "
             f"({type(prompt).__name__}), not a str (docs/plugins.md)")
     return prompt
+
+
+def initial_text(domain: Any, task: Task | None) -> str | None:
+    """``domain``'s ``initial_observation(task)`` (through
+    :func:`~agentworld.core.domain_base.domain_hooks`): the text a simulated episode starts
+    from, or ``None`` when the domain has none.
+
+    Raises:
+        PluginContractError: it returned neither a ``str`` nor ``None``.
+    """
+    from agentworld.core.domain_base import domain_hooks
+
+    text = domain_hooks(domain).initial_observation(task)
+    if text is not None and not isinstance(text, str):
+        raise PluginContractError(
+            f"{label(domain)}: initial_observation(task) returned {text!r} "
+            f"({type(text).__name__}), not a str or None (docs/plugins.md, ResettableDomain)")
+    return text
+
+
+def verdict(domain: Any, observation: str, task: Task | None) -> tuple[float, bool] | None:
+    """``domain``'s ``verify(observation, task)`` (through
+    :func:`~agentworld.core.domain_base.domain_hooks`) as ``(reward, terminated)``, or ``None``
+    (it cannot tell).
+
+    Raises:
+        PluginContractError: it returned something else than ``None`` or a pair of a number
+            and a ``bool``.
+    """
+    from agentworld.core.domain_base import domain_hooks
+
+    got = domain_hooks(domain).verify(observation, task)
+    if got is None:
+        return None
+    if (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], numbers.Real)
+            and not isinstance(got[0], bool) and _is_flag(got[1])):
+        return float(got[0]), bool(got[1])
+    raise PluginContractError(
+        f"{label(domain)}: verify(observation, task) returned {got!r} ({type(got).__name__}), "
+        "not None or (reward: float, terminated: bool) (docs/plugins.md, RewardingDomain)")

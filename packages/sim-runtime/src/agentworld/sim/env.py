@@ -6,7 +6,7 @@ import string
 from typing import Any, ClassVar
 
 import gymnasium as gym
-from agentworld.core.domain_base import domain_hooks
+from agentworld.core.env_checks import initial_text
 from agentworld.core.gymvec import FreeText
 from agentworld.core.protocols import Domain, WorldModel
 from agentworld.core.textenv import action_text
@@ -118,9 +118,8 @@ class SimEnv(gym.Env[str, str]):
         if task is None and "task" not in options:
             task = self._draw_task()
         observation = options.get("initial_observation", self.initial_observation)
-        if observation is None:
-            hooks = domain_hooks(self.domain) if self.domain is not None else None
-            observation = (hooks.initial_observation(task) if hooks else None) or ""
+        if observation is None:  # the domain's, checked: a str (or None)
+            observation = (initial_text(self.domain, task) if self.domain else None) or ""
         system_prompt = options.get("system_prompt", self.system_prompt)
         if system_prompt is None:
             system_prompt = self.domain.system_prompt(task) if self.domain is not None else ""

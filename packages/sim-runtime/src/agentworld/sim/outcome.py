@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentworld.core.domain_base import domain_hooks
+from agentworld.core.env_checks import verdict
 
 REWARD_SOURCES = ("model", "verifier", "none")
 PARSE_ERROR_POLICIES = ("truncate", "retry")
@@ -74,12 +75,9 @@ def step_outcome(
     if source == "model":
         return float(info.get("reward") or 0.0), bool(info.get("terminated"))
     if source == "verifier":
-        verdict = domain_hooks(domain).verify(observation, task)
-        info["verified"] = verdict is not None
-        if verdict is None:
-            return 0.0, False
-        reward, terminated = verdict
-        return float(reward), bool(terminated)
+        verified = verdict(domain, observation, task)  # checked: None or (float, bool)
+        info["verified"] = verified is not None
+        return (0.0, False) if verified is None else verified
     return 0.0, False
 
 

@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from agentworld.core.domain_base import domain_hooks
+from agentworld.core.env_checks import initial_text
 from agentworld.core.gymvec import FreeText
 from agentworld.core.protocols import Domain, WorldModel
 from agentworld.core.textenv import action_text
@@ -114,8 +114,7 @@ class SimVectorEnv(VectorEnv):
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         check_parse_policy(on_parse_error, max_retries)
         if initial_observation is None and domain is not None:
-            hooks = domain_hooks(domain)
-            initial_observation = lambda task: hooks.initial_observation(task) or ""  # noqa: E731
+            initial_observation = lambda task: initial_text(domain, task) or ""  # noqa: E731
         elif initial_observation is None:
             initial_observation = ""
         per_env = {"tasks": tasks, "system_prompt": system_prompt}

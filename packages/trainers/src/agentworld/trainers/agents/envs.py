@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentworld.core.domain_base import domain_hooks
+from agentworld.core.env_checks import initial_text
 from agentworld.core.protocols import Domain
 from agentworld.core.rollout import Outcome, RolloutEpisode, Transition, each, rollout, text_of
 from agentworld.core.types import Action, Task
@@ -261,7 +262,7 @@ class SimRunner:
         hooks = domain_hooks(domain)
 
         def initial_observation(task: Task | None) -> str:
-            observation = hooks.initial_observation(task)
+            observation = initial_text(domain, task)  # checked: a str or None
             if observation is None:
                 raise ValueError(
                     f"domain {hooks.name!r} has no initial_observation(task); "
