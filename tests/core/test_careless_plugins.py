@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -230,13 +232,12 @@ def test_agentworld_domains_lists_each_broken_declaration_and_the_good_domain(si
         assert "broken" in rows[name], rows[name]
 
 
-def _simulated(domain_cls: type, **options):
-    """A ``SimEnv`` of ``domain_cls`` (registered by the plugin ``careless-sim``) on the real
-    copy-previous baseline world model."""
+@contextmanager
+def registered(domain_cls: type) -> Iterator[object]:
+    """``domain_cls`` built by the plugin manager while the plugin ``careless-sim`` registers
+    it (checked against its contract on the way)."""
     from agentworld.core import plugins
-    from agentworld.core.builtins import ConstantWorldModel
     from agentworld.core.hookspecs import hookimpl
-    from agentworld.sim import SimEnv
 
     class Plugin:
         @hookimpl
@@ -247,10 +248,18 @@ def _simulated(domain_cls: type, **options):
     pm.register(Plugin(), name="careless-sim")
     plugins.reset_registries()
     try:
-        domain = plugins.get_domain(domain_cls.name)
-        return SimEnv(ConstantWorldModel("copy-previous"), domain=domain, **options)
+        yield plugins.get_domain(domain_cls.name)
     finally:
         pm.unregister(name="careless-sim")
+        plugins.reset_registries()
+
+
+def simulated(domain: object, **options):
+    """A ``SimEnv`` of ``domain`` on the real copy-previous baseline world model."""
+    from agentworld.core.builtins import ConstantWorldModel
+    from agentworld.sim import SimEnv
+
+    return SimEnv(ConstantWorldModel("copy-previous"), domain=domain, **options)
 
 
 def _echo(**members):
@@ -271,21 +280,66 @@ def test_a_simulated_episode_names_a_non_text_initial_observation_and_a_bad_verd
     from agentworld.core.errors import PluginContractError
     from agentworld.core.types import Action
 
-    env = _simulated(_echo(initial_observation=lambda self, task: 7))
-    with pytest.raises(PluginContractError) as got:
-        env.reset(seed=0)  # was a pydantic ValidationError for Observation.text
+    with registered(_echo(initial_observation=lambda self, task: 7)) as domain:
+        with pytest.raises(PluginContractError) as got:
+            simulated(domain).reset(seed=0)  # was pydantic's ValidationError, Observation.text
     assert str(got.value) == (
         "domain 'sim-echo' (registered by 'careless-sim'): initial_observation(task) returned 7 "
         "(int), not a str or None (docs/plugins.md, ResettableDomain)")
-    env = _simulated(_echo(initial_observation=lambda self, task: "ready",
-                           verify=lambda self, observation, task: 1.0), reward_source="verifier")
-    assert env.reset(seed=0)[0] == "ready"
-    with pytest.raises(PluginContractError, match=r"domain 'sim-echo' \(registered by "
-                       r"'careless-sim'\): verify\(observation, task\) returned 1.0 \(float\), "
-                       r"not None or \(reward: float, terminated: bool\)"):  # fmt: skip
-        env.step(Action(text="go"))  # was "cannot unpack non-iterable float object"
-    good = _simulated(_echo(initial_observation=lambda self, task: "ready",
-                            verify=lambda self, observation, task: (1, observation == "ready")),
-                      reward_source="verifier")
-    good.reset(seed=0)
-    assert good.step(Action(text="go"))[:3] == ("ready", 1.0, True)  # copy-previous: "ready"
+    with registered(_echo(initial_observation=lambda self, task: "ready",
+                          verify=lambda self, observation, task: 1.0)) as domain:
+        env = simulated(domain, reward_source="verifier")
+        assert env.reset(seed=0)[0] == "ready"
+        with pytest.raises(PluginContractError, match=r"domain 'sim-echo' \(registered by "
+                           r"'careless-sim'\): verify\(observation, task\) returned 1.0 "
+                           r"\(float\), not None or \(reward: float, terminated: bool\)"):
+            env.step(Action(text="go"))  # was "cannot unpack non-iterable float object"
+    with registered(_echo(initial_observation=lambda self, task: "ready",
+                          verify=lambda self, observation, task: (1, observation == "ready"))
+                    ) as domain:  # fmt: skip
+        good = simulated(domain, reward_source="verifier")
+        good.reset(seed=0)
+        assert good.step(Action(text="go"))[:3] == ("ready", 1.0, True)  # copy-previous
+
+
+def test_a_served_real_environment_names_the_plugin_to_the_client() -> None:
+    """``agentworld serve --real`` of a careless domain: the OpenEnv client's error names the
+    domain, its plugin and the call (it was "ValueError: not enough values to unpack"), with
+    no host path; the session goes on after it."""
+    pytest.importorskip("openenv")
+    from agentworld.core.types import Observation
+    from agentworld.sim.openenv import RealEnvFactory, create_app
+    from agentworld.sim.server.thread import ServerThread
+    from openenv.core.generic_client import GenericEnvClient
+
+    class FourTuple:
+        def reset(self, *, seed=None, options=None):
+            return Observation(text="ready"), {}
+
+        def step(self, action):
+            if action.text == "boom":
+                raise KeyError("boom")
+            return Observation(text="x"), 0.0, False, {}
+
+        def close(self):
+            pass
+
+    with registered(_echo(make_env=lambda self, **kw: FourTuple(), has_environment=True)
+                    ) as domain, ServerThread(create_app(RealEnvFactory(domain), name="sim-echo",
+                                                         max_sessions=2)) as server:  # fmt: skip
+        with GenericEnvClient(base_url=f"http://{server.host}:{server.port}").sync() as env:
+            assert env.reset(seed=0).observation["text"] == "ready"
+            with pytest.raises(RuntimeError) as got:
+                env.step({"text": "go"})
+            message = str(got.value)
+            assert ("domain 'sim-echo' (registered by 'careless-sim'): its environment's "
+                    "step('go') returned a tuple of 4, not (observation, reward, terminated, "
+                    "truncated, info)") in message, message
+            assert env.reset(seed=1).observation["text"] == "ready"
+            with pytest.raises(RuntimeError) as got:
+                env.step({"text": "boom"})
+            message = str(got.value)
+            assert "'careless-sim'): its environment's step('boom') raised KeyError: 'boom'" in \
+                message, message
+            assert __file__ not in message  # no host path for the client
+            assert env.reset(seed=2).observation["text"] == "ready"

@@ -52,7 +52,7 @@ def raised_at(error: BaseException) -> str:
     return f"{last.filename}:{last.lineno}, in {last.name}"
 
 
-def _call(domain: Any, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+def _call(domain: Any, what: str, fn: Any, *args: Any, locate: bool = True, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except PASSED_THROUGH:
@@ -61,7 +61,7 @@ def _call(domain: Any, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         first = str(error).splitlines()[0] if str(error) else ""
         raise PluginRuntimeError(
             f"{label(domain)}: {what} raised {type(error).__name__}"
-            f"{': ' + first if first else ''} (at {raised_at(error)})"
+            f"{': ' + first if first else ''}{f' (at {raised_at(error)})' if locate else ''}"
         ) from error
 
 
@@ -143,24 +143,25 @@ class CheckedEnvironment:
     """``env`` (a domain's real environment) whose ``reset`` and ``step`` results are checked
     (:func:`checked_reset`, :func:`checked_step`) and whose exceptions are named
     (:class:`~agentworld.core.errors.PluginRuntimeError`: the domain, its plugin, the call and
-    where it raised); ``close`` closes ``env``. A stand-in for the rollout loop only: callers
-    that ask what ``env`` can do (its privileged state, its own system prompt) ask ``env``."""
+    where it raised, unless ``locate`` is false: a server's clients are not shown host
+    paths); ``close`` closes ``env``. A stand-in for the rollout loop only: callers that ask
+    what ``env`` can do (its privileged state, its own system prompt) ask ``env``."""
 
-    def __init__(self, domain: Any, env: Any):
-        self.domain, self.env = domain, env
+    def __init__(self, domain: Any, env: Any, *, locate: bool = True):
+        self.domain, self.env, self.locate = domain, env, locate
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         result = _call(self.domain, "its environment's reset(*, seed, options)", self.env.reset,
-                       seed=seed, options=options)
+                       seed=seed, options=options, locate=self.locate)
         return checked_reset(self.domain, result)
 
     def step(self, action: Any) -> Any:
         result = _call(self.domain, f"its environment's step({_shown(action)})", self.env.step,
-                       action)
+                       action, locate=self.locate)
         return checked_step(self.domain, action, result)
 
     def close(self) -> None:
-        _call(self.domain, "its environment's close()", self.env.close)
+        _call(self.domain, "its environment's close()", self.env.close, locate=self.locate)
 
 
 def checked_tasks(domain: Any, tasks: Any, n: int, seed: int) -> list[Task]:

@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from agentworld.core.env_checks import CheckedEnvironment
 from agentworld.core.rollout import RolloutEpisode, start_episode, step_episode
 from agentworld.core.textenv import action_text
 from agentworld.core.types import Action, Task
@@ -164,7 +165,9 @@ class SimEnvFactory:
 
 
 class RealEnvFactory:
-    """Makes real sessions: ``domain.make_env(**options)`` each (e.g. a sandboxed terminal)."""
+    """Makes real sessions: ``domain.make_env(**options)`` each (e.g. a sandboxed terminal),
+    its results checked (:class:`~agentworld.core.env_checks.CheckedEnvironment`: a plugin's
+    wrong ``step`` result or exception reaches the client naming the domain and the call)."""
 
     simulated = False
 
@@ -172,4 +175,5 @@ class RealEnvFactory:
         self.domain, self.options = domain, options
 
     def __call__(self) -> ServedEnv:
-        return ServedEnv(self.domain.make_env(**self.options), self.domain.name, simulated=False)
+        env = CheckedEnvironment(self.domain, self.domain.make_env(**self.options), locate=False)
+        return ServedEnv(env, self.domain.name, simulated=False)
