@@ -118,3 +118,17 @@ def test_random_policy_makes_real_transitions_of_every_new_kind():
     for kind in ["control", "text", "python", "assign", "error", "arithmetic", "loop"]:
         assert seen[kind] > 0, (kind, seen)
     assert read_back >= 5 and exact >= 1 and seen["pipeline"] > 0, (read_back, exact, seen)
+
+
+def test_every_goal_op_has_a_scripted_solution_and_an_unknown_one_is_named():
+    import pytest
+    from agentworld.core.types import Task
+    from agentworld.domains.terminal.expert import SOLVERS
+
+    ops = {t.check["goal"]["op"] for s in range(300) for t in TerminalTaskSampler().sample(
+        4, seed=s)}
+    assert ops == set(SOLVERS)
+    task = Task(id="t9", domain="terminal", instruction="x", setup={"files": {}},
+                check={"goal": {"op": "__init__"}})  # data names no method of the expert
+    with pytest.raises(ValueError, match=r"task 't9': no scripted solution for goal op '__init__'"):
+        ScriptedExpert().act(task, [])

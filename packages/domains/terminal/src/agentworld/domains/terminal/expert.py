@@ -74,7 +74,11 @@ class ScriptedExpert(SessionExpertMixin, SeededPolicy):
             plan.add(cmd)
         if not goal:
             return plan.cmds
-        getattr(self, "_" + goal["op"])(goal, plan)
+        solve = SOLVERS.get(goal.get("op"))
+        if solve is None:
+            raise ValueError(f"task {task.id if task else None!r}: no scripted solution for goal "
+                             f"op {goal.get('op')!r}; known: {', '.join(sorted(SOLVERS))}")
+        solve(self, goal, plan)
         return plan.cmds
 
     def _maybe_cd(self, plan: _Plan, directory: str) -> None:
@@ -166,3 +170,21 @@ class ScriptedExpert(SessionExpertMixin, SeededPolicy):
         else:
             plan.cd(g["path"])
         plan.add("pwd")
+
+
+#: The expert's solution of each task goal's ``op`` (``check["goal"]["op"]``, written by the
+#: task makers of :mod:`~agentworld.domains.terminal.tasks` and ``session_tasks``).
+SOLVERS = {
+    "mkdir": ScriptedExpert._mkdir, "write": ScriptedExpert._write,
+    "mkdir_write": ScriptedExpert._mkdir_write, "move": ScriptedExpert._move,
+    "copy": ScriptedExpert._copy, "delete": ScriptedExpert._delete, "cat": ScriptedExpert._cat,
+    "head": ScriptedExpert._head, "tail": ScriptedExpert._tail, "grep": ScriptedExpert._grep,
+    "find": ScriptedExpert._find, "wc": ScriptedExpert._wc, "ls_count": ScriptedExpert._ls_count,
+    "append": ScriptedExpert._append, "replace": ScriptedExpert._replace,
+    "cd": ScriptedExpert._cd, "arith": ScriptedExpert._arith, "loop": ScriptedExpert._loop,
+    "distinct": ScriptedExpert._distinct, "column_sum": ScriptedExpert._column_sum,
+    "row_count": ScriptedExpert._row_count, "write_lines": ScriptedExpert._write_lines,
+    "script": ScriptedExpert._script, "condition": ScriptedExpert._condition,
+    "status": ScriptedExpert._status, "compare": ScriptedExpert._compare,
+    "heredoc": ScriptedExpert._heredoc,
+}
