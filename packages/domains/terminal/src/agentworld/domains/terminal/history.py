@@ -65,6 +65,10 @@ class History:
                 + (f" ({reasons})" if reasons else ""))
 
 
+_MESSAGE_OPTIONS = {"--message", "--file", "--no-edit", "--fixup", "--reuse-message", "-C"}
+_SHORT_MESSAGE = re.compile(r"-[A-Za-z]*[mF]")  # -m MSG, -mMSG, -am MSG, -qm MSG, -aF FILE
+
+
 def refusal(line: str) -> str | None:
     """Why the sandbox cannot run ``line`` sensibly (``"sudo"``, ``"interactive"``,
     ``"leaves the shell"``, ``"not printable ASCII"``, ``"too long"``), else ``None``."""
@@ -89,8 +93,8 @@ def refusal(line: str) -> str | None:
         return "leaves the shell"
     if first in INTERACTIVE or (first in REPLS and len(words) == 1):
         return "interactive"
-    if first == "git" and "commit" in words[1:2] and not {"-m", "-F", "--no-edit", "-C"} & {
-            w.split("=")[0] for w in words} and not any(w.startswith("-m") for w in words[2:]):
+    if first == "git" and "commit" in words[1:2] and not any(
+            w.split("=")[0] in _MESSAGE_OPTIONS or _SHORT_MESSAGE.match(w) for w in words[2:]):
         return "interactive"  # opens an editor for the message
     return None
 

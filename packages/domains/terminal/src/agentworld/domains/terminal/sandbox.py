@@ -262,7 +262,8 @@ def sandbox_argv(
         command: What to run instead of the interactive bash (probes, the interactive
             terminal's own bash).
         env: Variables set inside besides (or replacing) these: ``HOME``, ``PATH``,
-            ``TERM=dumb``, ``LANG=C.UTF-8``, ``TABSIZE=0``, ``USER``, ``LOGNAME``, ``SHELL``.
+            ``TERM=dumb``, ``LANG=C.UTF-8``, ``TABSIZE=0``, ``PAGER=cat``, ``USER``,
+            ``LOGNAME``, ``SHELL``.
         ro_binds: ``(host directory, path under /opt)`` pairs bound read-only
             (:func:`~agentworld.domains.terminal.layout.plan`; the sandbox uid must be able to
             reach and read the host directory).
@@ -270,7 +271,11 @@ def sandbox_argv(
     bash = command or ["bash", "--norc", "--noprofile", "--noediting", "-i"]
     # TABSIZE=0: ls pads columns with spaces only (no tab characters in observations).
     extra = env or {}
-    env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8", "TABSIZE": "0"}
+    # PAGER=cat: `git log`/`git diff` print as in a pipe; with the default `less` on a dumb
+    # terminal they showed "WARNING: terminal is not fully functional" and waited for RETURN
+    # until the command timed out.
+    env = {"HOME": HOME, "PATH": PATH, "TERM": "dumb", "LANG": "C.UTF-8", "TABSIZE": "0",
+           "PAGER": "cat"}
     env |= {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash"} | extra
     steps = plan(root, meta, limits.tmp_bytes, ro_binds)
     if kind.startswith("bubblewrap"):
