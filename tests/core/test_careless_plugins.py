@@ -116,6 +116,7 @@ DOMAINS = [
     domain("offline", has_environment=False), domain("bad-default", env_options=BadDefault),
     Typo, domain("str-score", score=lambda self, predicted, reference: "yes"),
     domain("none-kind", action_type=lambda self, action: None),
+    domain("four-actions", mode="four", actions=["go", "stop"]),
 ]
 
 
@@ -185,6 +186,18 @@ def test_a_collection_names_the_plugin_and_member_that_broke_it(
         assert part in line, line
     assert not (tmp_path / f"{name}.jsonl").exists()  # nothing written, not even the part file
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_agent_trained_on_the_real_environment_names_the_plugin(
+    site: Path, tmp_path: Path
+) -> None:
+    """``train agent --env real:NAME`` (tabular Q-learning on the domain's actions) steps the
+    same careless environment: the same one line (it was "not enough values to unpack")."""
+    got = cli(site, "train", "agent", "--env", "real:four-actions", "--out",
+              str(tmp_path / "agent"), "--set", "episodes=2", "-q")
+    line = error_line(got, "four-actions")
+    assert "its environment's step(" in line and "returned a tuple of 4, not (observation, " \
+        "reward, terminated, truncated, info)" in line, line
 
 
 def test_a_careful_plugin_collects_with_numpy_flags_and_observation_text(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentworld.core.domain_base import domain_hooks
-from agentworld.core.env_checks import initial_text
+from agentworld.core.env_checks import CheckedEnvironment, initial_text
 from agentworld.core.protocols import Domain
 from agentworld.core.rollout import Outcome, RolloutEpisode, Transition, each, rollout, text_of
 from agentworld.core.types import Action, Task
@@ -171,7 +171,7 @@ class RealRunner:
 
     def __init__(self, domain: Any, *, seed: int, max_steps: int):
         self.domain, self.seed, self.max_steps = domain, seed, max_steps
-        self.env = domain.make_env()
+        self.env = CheckedEnvironment(domain, domain.make_env())  # a plugin's mistake, named
         self.num_steps = 0
         self.num_episodes = 0
 

@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from agentworld.core.env_checks import CheckedEnvironment
 from agentworld.trainers.agents.envs import (
     Actor,
     EpisodeResult,
@@ -120,7 +121,7 @@ def evaluate_agent(
     if episodes < 1:
         raise ValueError(f"eval episodes must be >= 1, got {episodes}")
     tasks = domain.tasks().sample(episodes, seed=seed)
-    env = domain.make_env()
+    env = CheckedEnvironment(domain, domain.make_env())  # a plugin's mistake, named
     try:
         results = [
             run_real_episode(
