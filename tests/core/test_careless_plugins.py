@@ -107,6 +107,22 @@ class Typo(Base):
         return Env()
 
 
+class Structural:  # no DomainBase, and none of score, action_type, describe
+    name, version = "structural", "1"
+
+    def system_prompt(self, task):
+        return "s"
+
+    def make_env(self, **kwargs):
+        return Env()
+
+    def tasks(self):
+        return Tasks()
+
+    def policies(self):
+        return {"words": Words()}
+
+
 DOMAINS = [
     domain("good"), domain("four", mode="four"), domain("reset-str", mode="reset_str"),
     domain("int-obs", mode="int_obs"), domain("raises", mode="raise"),
@@ -116,7 +132,7 @@ DOMAINS = [
     domain("offline", has_environment=False), domain("bad-default", env_options=BadDefault),
     Typo, domain("str-score", score=lambda self, predicted, reference: "yes"),
     domain("none-kind", action_type=lambda self, action: None),
-    domain("four-actions", mode="four", actions=["go", "stop"]),
+    domain("four-actions", mode="four", actions=["go", "stop"]), Structural,
 ]
 
 
@@ -226,6 +242,9 @@ def test_a_careful_plugin_collects_with_numpy_flags_and_observation_text(
                       "float in [0, 1]"),
         ("none-kind", "action_type(Action(text='x')) returned None (NoneType); an action type "
                       "is a str"),
+        ("structural", "lacks score, action_type, describe of the Domain protocol "
+                       "(agentworld.core.protocols.Domain); define them, or subclass "
+                       "agentworld.core.domain_base.DomainBase, which defaults them"),
     ],
 )  # fmt: skip
 def test_a_declaration_the_plugin_does_not_keep_is_refused_when_it_is_built(

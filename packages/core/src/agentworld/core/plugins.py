@@ -60,6 +60,11 @@ APPLICATION_HOOKS = frozenset({"register_commands"})
 HOOKS = ", ".join([*(f"{hook}(register)" for hook in KINDS.values()), "register_commands(cli)"])
 
 
+#: Members of the Domain protocol that DomainBase gives a default (exact match, first word,
+#: no facts): a structural domain without them is told it may subclass DomainBase instead.
+DOMAIN_BASE_DEFAULTS = frozenset({"score", "action_type", "describe"})
+
+
 class UnknownPluginError(KeyError):
     """A plugin name that no installed plugin registered."""
 
@@ -94,9 +99,12 @@ def check_contract(kind: str, name: str, obj: Any, owner: str = "?") -> None:
     protocol = KIND_PROTOCOLS[kind]
     missing = missing_members(obj, protocol)
     if missing:
+        defaulted = kind == "domain" and set(missing) <= DOMAIN_BASE_DEFAULTS
         raise PluginContractError(
             f"{label} lacks {', '.join(missing)} of the {protocol.__name__} protocol "
             f"(agentworld.core.protocols.{protocol.__name__})"
+            + ("; define them, or subclass agentworld.core.domain_base.DomainBase, which "
+               "defaults them (docs/plugins.md)" if defaulted else "")
         )
     _check_signatures(label, obj, protocol)
     for capability in CAPABILITIES.get(kind, ()):
