@@ -7,7 +7,12 @@ import random
 import zoneinfo
 
 import jsonschema
-from agentworld.core.tool_coverage import episode_coverage, is_error_text, response_shape
+from agentworld.core.tool_coverage import (
+    episode_coverage,
+    is_error_step,
+    is_error_text,
+    response_shape,
+)
 from agentworld.core.types import Action, Episode, Observation, Step
 from agentworld.domains.mcp.explore.arguments import ArgumentMaker, sql_kind, sql_statement
 from agentworld.domains.mcp.explore.explorer import ToolExplorer, chains, goal_text
@@ -136,6 +141,14 @@ def test_coverage_of_an_episode():
                    "shapes": 2}
     assert is_error_text("Error executing tool x: y") and is_error_text("Invalid timezone")
     assert is_error_text("ValueError: bad") and not is_error_text("Table created successfully")
+    # an error the server reports as data, without the flag (mcp-text-editor's hash mismatch)
+    for text, error in [('{"result": "error", "reason": "hash mismatch"}', True),
+                        ('{"success": false, "message": "x"}', True),
+                        ('{"error": "no such row"}', True), ('{"status": "FAILED"}', True),
+                        ('{"result": "ok", "error": null, "hash": "ab"}', False),
+                        ('[{"error": "a column named error"}]', False), ('"error"', False)]:
+        step = Step(action=Action(text="{}"), observation=Observation(text=text))
+        assert is_error_step(step) is error, text
     assert response_shape('{"a": [1, 2]}') == response_shape('{"a": [3]}') == "{a:[int]}"
 
 

@@ -3,7 +3,8 @@ which listed tools answered without an error at least once, how many distinct re
 were seen. Written into each episode's ``metadata["coverage"]`` by collection and summed per
 server for the collect summary (:func:`coverage_lines`).
 
-An error is a step whose ``info["is_error"]`` is true or whose text reads as an error
+An error is a step whose ``info["is_error"]`` is true, whose response is an error object
+(:func:`is_error_value`), or whose text reads as an error
 (:func:`is_error_text`: servers such as ``mcp-server-sqlite`` answer ``Error: ...`` without
 the ``isError`` flag).
 """
@@ -34,11 +35,28 @@ def is_error_text(text: str) -> bool:
     return _ERROR.match(first) is not None
 
 
+_FAILED = frozenset({"error", "failed", "failure", "fail"})
+
+
+def is_error_value(value: Any) -> bool:
+    """Whether a parsed response (:func:`parse_response`) is an error report the server sent
+    as data: an object with a non-empty ``error``, ``"result"``/``"status"`` of ``"error"`` or
+    ``"failed"``, or ``"success"``/``"ok"`` false (``mcp-text-editor`` answers a hash
+    mismatch ``{"result": "error", "reason": ...}`` without the error flag)."""
+    if not isinstance(value, dict):
+        return False
+    flags = (value.get("result"), value.get("status"))
+    return bool(value.get("error")) or value.get("success") is False \
+        or value.get("ok") is False or any(isinstance(f, str) and f.lower() in _FAILED
+                                           for f in flags)
+
+
 def is_error_step(step: Step) -> bool:
     """Whether ``step`` is an error: ``info["is_error"]`` (mcp) or ``info["error"]`` (search,
-    swe) or :func:`is_error_text`."""
+    swe), :func:`is_error_text`, or :func:`is_error_value` of the response."""
+    text = step.observation.text
     return bool(step.info.get("is_error") or step.info.get("error")) or \
-        is_error_text(step.observation.text)
+        is_error_text(text) or is_error_value(parse_response(text))
 
 
 def parse_response(text: str) -> Any:
