@@ -143,7 +143,7 @@ def test_stopping_the_server_closes_every_session() -> None:
     url = f"http://127.0.0.1:{server.port}"
     session_id = httpx.post(f"{url}/sessions", json={}).json()["session_id"]
     httpx.post(f"{url}/reset", json={"session_id": session_id})
-    env = app.state.sessions.get(session_id).env.env
+    env = app.state.sessions.get(session_id).env.env.env  # ServedEnv > CheckedEnvironment > env
     root = Path(env.root)
     assert root.is_dir()
     server.stop()

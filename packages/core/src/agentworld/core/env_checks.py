@@ -21,10 +21,13 @@ from agentworld.core.errors import (
     PluginContractError,
     PluginRuntimeError,
 )
+from agentworld.core.llm_policy import LLMServerError
 from agentworld.core.types import Action, Observation, Task
 
-#: Errors that already say what is wrong in one line, raised again unchanged.
-PASSED_THROUGH = (EnvironmentUnavailableError, PluginContractError, PluginRuntimeError)
+#: Errors that already say what is wrong in one line, raised again unchanged (an unreachable
+#: endpoint of the ``llm`` policy is the user's setting, not a plugin's bug).
+PASSED_THROUGH = (EnvironmentUnavailableError, PluginContractError, PluginRuntimeError,
+                  LLMServerError)
 
 RESET_SHAPE = "(observation, info)"
 STEP_SHAPE = "(observation, reward, terminated, truncated, info)"
