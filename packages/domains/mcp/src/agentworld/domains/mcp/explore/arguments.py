@@ -170,8 +170,10 @@ class ArgumentMaker:
                 return [rng.choice((5, 10, 30))]
             return []
         if "array" in types and name & _COMMAND_WORDS:  # an argv: a command, then a file
-            commands = [c for c in pool.matching(prop) if isinstance(c, str) and " " not in c]
             files = pool.get("file")
+            # a file the argv of an earlier call named (mined back under `command`) is no program
+            commands = [c for c in pool.matching(prop)
+                        if isinstance(c, str) and " " not in c and c not in files]
             if commands:
                 return [[rng.choice(commands), *([rng.choice(files)] if files and
                                                  rng.random() < 0.5 else [])]]
