@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from plugin_sites import plugin_site
 
 PLUGINS = {
     "bad_import": "import no_such_module_here\n",
@@ -52,15 +53,7 @@ PLUGINS = {
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("site")
-    info = root / "bad_plugins-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-plugins\nVersion: 0.1\n")
-    lines = ["[agentworld]"] + [f"{name} = {name}" for name in PLUGINS]
-    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
-    for name, source in PLUGINS.items():
-        (root / f"{name}.py").write_text(source)
-    return root
+    return plugin_site(tmp_path_factory.mktemp("site"), "bad-plugins", PLUGINS)
 
 
 def run(site: Path, *args: str, **env_vars: str) -> subprocess.CompletedProcess[str]:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from plugin_sites import plugin_site
 
 PLUGIN = '''
 import numpy as np
@@ -145,13 +146,7 @@ def register_domains(register):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("site")
-    info = root / "careless_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: careless-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[agentworld]\ncareless = careless\n")
-    (root / "careless.py").write_text(PLUGIN)
-    return root
+    return plugin_site(tmp_path_factory.mktemp("site"), "careless-plugin", {"careless": PLUGIN})
 
 
 def cli(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
